@@ -1,0 +1,189 @@
+"""Errors and warnings that point at the place in the model that caused them.
+
+Every user-facing failure is a :class:`VgfcError`. Its :class:`Location` says which file, operator
+(index, op, custom operator name and domain), tensor and attribute key it is about, and renders the
+way a compiler does::
+
+    model.tosa: op #3 CUSTOM 'blur' (com.arm.VulkanCustomShader): input_1_vkformat: unknown ...
+
+Stages raise errors with as much of the location as they know; callers higher up fill in the rest
+with :meth:`VgfcError.at` while the error unwinds, so a deep helper never needs the file name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = [
+    "Diagnostic",
+    "ErrorKind",
+    "InputError",
+    "InternalError",
+    "Location",
+    "Severity",
+    "ShaderError",
+    "UnsupportedError",
+    "VgfcError",
+    "did_you_mean",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a diagnostic points. Every field is optional; present ones are rendered in order."""
+
+    file: str | None = None
+    """Path of the model (or VGF) file as the user gave it."""
+    op_index: int | None = None
+    """Index of the operator in the main block, in program order."""
+    op: str | None = None
+    """TOSA op name, e.g. ``CONV2D`` or ``CUSTOM``."""
+    name: str | None = None
+    """The custom operator's ``operator_name`` (CUSTOM ops only)."""
+    domain: str | None = None
+    """The custom operator's ``domain_name`` (CUSTOM ops only)."""
+    tensor: str | None = None
+    """A tensor the diagnostic is about."""
+    key: str | None = None
+    """An attribute key, e.g. ``input_1_vkformat``."""
+
+    def merged(self, other: Location) -> Location:
+        """This location with the gaps filled from ``other`` (fields already set win)."""
+        return Location(
+            **{
+                f.name: getattr(self, f.name)
+                if getattr(self, f.name) is not None
+                else getattr(other, f.name)
+                for f in dataclasses.fields(self)
+            }
+        )
+
+    def render(self) -> str:
+        """``file: op #i OP 'name' (domain): tensor 't': key``, without a trailing colon."""
+        parts: list[str] = []
+        if self.file is not None:
+            parts.append(self.file)
+        if self.op_index is not None or self.op is not None:
+            words = []
+            if self.op_index is not None:
+                words.append(f"op #{self.op_index}")
+            if self.op is not None:
+                words.append(self.op)
+            if self.name:
+                words.append(f"'{self.name}'")
+            if self.domain:
+                words.append(f"({self.domain})")
+            parts.append(" ".join(words))
+        if self.tensor is not None:
+            parts.append(f"tensor '{self.tensor}'")
+        if self.key is not None:
+            parts.append(self.key)
+        return ": ".join(parts)
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields that are set, for JSON output."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+class ErrorKind(enum.Enum):
+    """What went wrong, in the terms a user acts on. Decides the exit code."""
+
+    INPUT = "input"
+    """The model or an option is malformed or breaks a contract: fix the input."""
+    UNSUPPORTED = "unsupported"
+    """Valid input that vgfc does not handle (yet)."""
+    SHADER = "shader"
+    """A shader failed to compile, validate or match its declaration."""
+    INTERNAL = "internal"
+    """A bug in vgfc: please report it."""
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One message with its location; errors become :class:`VgfcError`, warnings are collected."""
+
+    severity: Severity
+    message: str
+    location: Location = Location()
+
+    def render(self) -> str:
+        prefix = self.location.render()
+        body = (
+            self.message
+            if self.severity is Severity.ERROR
+            else f"{self.severity.value}: {self.message}"
+        )
+        return f"{prefix}: {body}" if prefix else body
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "severity": self.severity.value,
+            "message": self.message,
+            "location": self.location.as_dict(),
+            "text": self.render(),
+        }
+
+
+class VgfcError(Exception):
+    """The one error type vgfc raises for anything a user can cause or should see."""
+
+    kind: ErrorKind = ErrorKind.INPUT
+
+    def __init__(self, message: str, location: Location | None = None, **where: object) -> None:
+        loc = location or Location()
+        if where:
+            loc = dataclasses.replace(loc, **where)  # type: ignore[arg-type]
+        self.message = message
+        self.location = loc
+        super().__init__(self.render())
+
+    def at(self, location: Location | None = None, **where: object) -> VgfcError:
+        """Fill in location fields this error does not have yet; returns ``self`` for ``raise``."""
+        extra = location or Location()
+        if where:
+            extra = dataclasses.replace(extra, **where)  # type: ignore[arg-type]
+        self.location = self.location.merged(extra)
+        self.args = (self.render(),)
+        return self
+
+    @property
+    def diagnostic(self) -> Diagnostic:
+        return Diagnostic(Severity.ERROR, self.message, self.location)
+
+    def render(self) -> str:
+        return self.diagnostic.render()
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class InputError(VgfcError):
+    kind = ErrorKind.INPUT
+
+
+class UnsupportedError(VgfcError):
+    kind = ErrorKind.UNSUPPORTED
+
+
+class ShaderError(VgfcError):
+    kind = ErrorKind.SHADER
+
+
+class InternalError(VgfcError):
+    kind = ErrorKind.INTERNAL
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean X?)`` for the closest choice, or an empty string when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""

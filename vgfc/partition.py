@@ -1,0 +1,230 @@
+"""Split a graph into an ordered sequence of ML and shader partitions.
+
+The rules (seed 001): every Vulkan custom shader op is a partition of its own; all other work goes
+into ML partitions; kinds never mix; a partition comes after every partition whose results it
+reads. Within those rules vgfc is greedy in a way the reference converter is not:
+
+* each ML op joins the **earliest** ML partition that follows all of its producers (an ML
+  producer's partition itself qualifies, a shader producer forces a later one), and a new ML
+  partition is only ever appended at the end;
+* each shader goes right before the first ML partition that follows its producers (after any
+  shaders already there, so independent shaders keep their program order).
+
+Independent work therefore joins an existing partition instead of opening a new one. Processing
+the ops in program order, this never yields more partitions than the program-order rule (a new
+partition at every change of kind): a new ML partition is opened at most once per program-order
+run of ML ops, and shader counts are equal.
+
+Constants (CONST, CONST_SHAPE) are not placed on their own: each partition that reads a constant
+lists it, so a constant used on both sides of a shader is materialised in both partitions.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from vgfc.ir import Graph, Operator
+from vgfc.verify import topological_order
+
+__all__ = ["Partition", "PartitionKind", "Plan", "partition", "program_order_count"]
+
+
+class PartitionKind(enum.Enum):
+    ML = "ml"
+    SHADER = "shader"
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """One unit of work that becomes one VGF segment."""
+
+    id: int
+    """Position in the execution sequence, from 0."""
+    kind: PartitionKind
+    operators: tuple[int, ...]
+    """Indices of the operators it runs, in dependency order (constants excluded)."""
+    constants: tuple[int, ...]
+    """Indices of the CONST / CONST_SHAPE operators whose values it reads."""
+    inputs: tuple[str, ...]
+    """Tensors it reads from graph inputs or from earlier partitions."""
+    outputs: tuple[str, ...]
+    """Tensors it writes that a later partition or the graph's outputs read."""
+    depends_on: tuple[int, ...]
+    """Ids of the partitions that produce its inputs."""
+    reason: str
+    """Why this partition exists, e.g. which dependency forced a new ML partition."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The partitioned model: an ordered sequence of partitions."""
+
+    partitions: tuple[Partition, ...]
+    inputs: tuple[str, ...]
+    """The graph's inputs."""
+    outputs: tuple[str, ...]
+    """The graph's outputs."""
+    program_order_count: int
+    """How many partitions the program-order rule (the reference converter's) gives."""
+
+    def partition_of(self, op_index: int) -> Partition:
+        for p in self.partitions:
+            if op_index in p.operators:
+                return p
+        raise KeyError(op_index)
+
+
+@dataclass(eq=False)
+class _Part:
+    kind: PartitionKind
+    ops: list[Operator] = field(default_factory=list)
+    # What forced this partition into existence: (consumer op, tensor, producer op) or None.
+    cause: tuple[Operator, str, Operator] | None = None
+
+
+def partition(graph: Graph) -> Plan:
+    """Partition a verified graph. Pure: no I/O, the same graph always gives the same plan."""
+    order = [op for op in topological_order(graph) if not op.is_constant]
+    producer = {out: op for op in graph.operators for out in op.outputs}
+    seq: list[_Part] = []
+    part_of: dict[int, _Part] = {}
+
+    for op in order:
+        deps = [
+            (n, producer[n]) for n in op.inputs if n in producer and not producer[n].is_constant
+        ]
+        # The earliest position this op may take, and the dependency that decides it.
+        lower, cause = 0, None
+        for tensor, prod in deps:
+            p = part_of[prod.index]
+            pos = seq.index(p) + (1 if (op.is_shader or p.kind is PartitionKind.SHADER) else 0)
+            if pos > lower or (pos == lower and cause is None and pos > 0):
+                lower, cause = pos, (op, tensor, prod)
+        first_ml = next(
+            (i for i in range(lower, len(seq)) if seq[i].kind is PartitionKind.ML), None
+        )
+        if op.is_shader:
+            target = _Part(PartitionKind.SHADER, [op], cause)
+            seq.insert(len(seq) if first_ml is None else first_ml, target)
+        elif first_ml is not None:
+            target = seq[first_ml]
+            target.ops.append(op)
+        else:
+            target = _Part(PartitionKind.ML, [op], cause)
+            seq.append(target)
+        part_of[op.index] = target
+
+    _place_orphan_constants(graph, seq, part_of)
+    return _finish(graph, seq, part_of, producer)
+
+
+def _place_orphan_constants(graph: Graph, seq: list[_Part], part_of: dict[int, _Part]) -> None:
+    """A constant that only feeds graph outputs is materialised by the first ML partition."""
+    read = {n for op in graph.operators if not op.is_constant for n in op.inputs}
+    orphans = [
+        op for op in graph.operators if op.is_constant and not any(o in read for o in op.outputs)
+    ]
+    orphans = [op for op in orphans if any(o in graph.outputs for o in op.outputs)]
+    if not orphans:
+        return
+    home = next((p for p in seq if p.kind is PartitionKind.ML), None)
+    if home is None:
+        home = _Part(PartitionKind.ML)
+        seq.insert(0, home)
+    for op in orphans:
+        part_of[op.index] = home
+
+
+def _finish(
+    graph: Graph, seq: list[_Part], part_of: dict[int, _Part], producer: dict[str, Operator]
+) -> Plan:
+    ids = {id(p): i for i, p in enumerate(seq)}
+    constants: dict[int, list[int]] = {i: [] for i in range(len(seq))}
+    for op in graph.operators:
+        if op.is_constant and op.index in part_of:
+            constants[ids[id(part_of[op.index])]].append(op.index)
+
+    # Readers of each tensor, by partition id.
+    readers: dict[str, set[int]] = {}
+    for p in seq:
+        for op in p.ops:
+            for name in op.inputs:
+                readers.setdefault(name, set()).add(ids[id(p)])
+    for name, pids in readers.items():
+        prod = producer.get(name)
+        if prod is not None and prod.is_constant:
+            for pid in pids:
+                if prod.index not in constants[pid]:
+                    constants[pid].append(prod.index)
+
+    outputs = set(graph.outputs)
+    emitted_constants: set[str] = set()
+    partitions: list[Partition] = []
+    for pid, p in enumerate(seq):
+        own = {o for op in p.ops for o in op.outputs}
+        const_tensors = {o for c in constants[pid] for o in graph.operators[c].outputs}
+        ins = _unique(
+            n for op in p.ops for n in op.inputs if n not in own and n not in const_tensors
+        )
+        outs = _unique(
+            o
+            for op in p.ops
+            for o in op.outputs
+            if o in outputs or any(r != pid for r in readers.get(o, ()))
+        )
+        const_outs = [
+            o
+            for c in constants[pid]
+            for o in graph.operators[c].outputs
+            if o in outputs and o not in emitted_constants
+        ]
+        emitted_constants.update(const_outs)
+        outs += tuple(const_outs)
+        deps = sorted({ids[id(part_of[producer[n].index])] for n in ins if n in producer} - {pid})
+        partitions.append(
+            Partition(
+                id=pid,
+                kind=p.kind,
+                operators=tuple(op.index for op in p.ops),
+                constants=tuple(sorted(constants[pid])),
+                inputs=ins,
+                outputs=outs,
+                depends_on=tuple(deps),
+                reason=_reason(p, ids, part_of),
+            )
+        )
+    return Plan(tuple(partitions), graph.inputs, graph.outputs, program_order_count(graph))
+
+
+def _reason(p: _Part, ids: dict[int, int], part_of: dict[int, _Part]) -> str:
+    if p.kind is PartitionKind.SHADER:
+        return f"shader {p.ops[0].label()} runs alone in a compute partition"
+    if not p.ops:
+        return "materialises constants that are graph outputs"
+    if p.cause is None:
+        return f"first ML work ({p.ops[0].label()})"
+    consumer, tensor, prod = p.cause
+    src = ids[id(part_of[prod.index])]
+    return (
+        f"{consumer.label()} reads '{tensor}' from shader partition {src} "
+        f"({prod.label()}), so it must run after it"
+    )
+
+
+def _unique(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
+
+
+def program_order_count(graph: Graph) -> int:
+    """Partitions the program-order rule makes: one per shader, one per run of ML ops between."""
+    count, in_ml = 0, False
+    for op in topological_order(graph):
+        if op.is_constant:
+            continue
+        if op.is_shader:
+            count, in_ml = count + 1, False
+        elif not in_ml:
+            count, in_ml = count + 1, True
+    return count

@@ -1,0 +1,113 @@
+"""Structural checks of a :class:`~vgfc.ir.Graph`.
+
+Run after reading and, in tests, between stages. Each check names the operator (index and op) and
+the tensor it is about. The checks are the ones every later stage relies on: names resolve, every
+used value is defined exactly once, the graph is acyclic, element types are known, control-flow
+ops refer to regions that exist.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from vgfc.diagnostics import InputError
+from vgfc.ir import DType, Graph, Operator
+
+__all__ = ["topological_order", "verify"]
+
+_REGION_ATTRS = {
+    "COND_IF": ("then_graph", "else_graph"),
+    "WHILE_LOOP": ("cond_graph", "body_graph"),
+}
+
+
+def verify(graph: Graph) -> None:
+    """Raise :class:`~vgfc.diagnostics.InputError` for the first structural problem found."""
+    where = graph.where()
+    for kind, names in (("input", graph.inputs), ("output", graph.outputs)):
+        for name in names:
+            if name not in graph.tensors:
+                raise InputError(f"graph {kind} is not a tensor of the model", where, tensor=name)
+    if len(set(graph.inputs)) != len(graph.inputs):
+        dup = next(n for n in graph.inputs if graph.inputs.count(n) > 1)
+        raise InputError("tensor is listed twice as a graph input", where, tensor=dup)
+
+    defined_by: dict[str, Operator | None] = dict.fromkeys(graph.inputs)
+    for op in graph.operators:
+        at = graph.where(op)
+        for name in (*op.inputs, *op.outputs):
+            if name not in graph.tensors:
+                raise InputError("refers to a tensor the model does not define", at, tensor=name)
+        for name in op.outputs:
+            if name in defined_by:
+                first = defined_by[name]
+                other = f"op #{first.index} {first.op}" if first else "the graph input"
+                raise InputError(f"writes a tensor already written by {other}", at, tensor=name)
+            defined_by[name] = op
+        if op.is_constant:
+            if op.inputs:
+                raise InputError("a constant takes no inputs", at, tensor=op.inputs[0])
+            for name in op.outputs:
+                if graph.tensors[name].data is None:
+                    raise InputError("constant has no data", at, tensor=name)
+        for key in _REGION_ATTRS.get(op.op, ()):
+            region = op.attrs.get(key)
+            if not isinstance(region, str) or region not in graph.regions:
+                raise InputError(f"refers to region {region!r}, which the model lacks", at, key=key)
+
+    for op in graph.operators:
+        for name in op.inputs:
+            if name not in defined_by and graph.tensors[name].data is None:
+                raise InputError(
+                    "reads a tensor that is never written (not a graph input, constant or "
+                    "operator result)",
+                    graph.where(op),
+                    tensor=name,
+                )
+    for name in graph.outputs:
+        if name not in defined_by and graph.tensors[name].data is None:
+            raise InputError("graph output is never written", where, tensor=name)
+
+    used = {n for op in graph.operators for n in (*op.inputs, *op.outputs)}
+    for name in sorted(used | set(graph.inputs) | set(graph.outputs)):
+        if graph.tensors[name].dtype is DType.UNKNOWN:
+            raise InputError("tensor has no element type (UNKNOWN)", where, tensor=name)
+
+    topological_order(graph)
+
+
+def topological_order(graph: Graph) -> tuple[Operator, ...]:
+    """The operators in dependency order, program order among independent ones.
+
+    For a well-formed TOSA block this is program order itself. Raises
+    :class:`~vgfc.diagnostics.InputError` naming an operator on a cycle.
+    """
+    producer = {out: op.index for op in graph.operators for out in op.outputs}
+    consumers: dict[int, list[int]] = {op.index: [] for op in graph.operators}
+    waiting: dict[int, int] = {}
+    for op in graph.operators:
+        deps = {producer[n] for n in op.inputs if n in producer}
+        waiting[op.index] = len(deps)
+        for d in deps:
+            consumers[d].append(op.index)
+    by_index = {op.index: op for op in graph.operators}
+    ready = [i for i, n in waiting.items() if n == 0]
+    heapq.heapify(ready)
+    order: list[Operator] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(by_index[i])
+        for c in consumers[i]:
+            waiting[c] -= 1
+            if waiting[c] == 0:
+                heapq.heappush(ready, c)
+    if len(order) != len(graph.operators):
+        stuck = min(i for i, n in waiting.items() if n > 0)
+        op = by_index[stuck]
+        cycle_input = next(n for n in op.inputs if n in producer and waiting[producer[n]] > 0)
+        raise InputError(
+            "is part of a cycle: it depends, through its input, on its own result",
+            graph.where(op),
+            tensor=cycle_input,
+        )
+    return tuple(order)
