@@ -1,0 +1,22 @@
+"""Import ``samples/build_samples.py`` by path (it is a script, not a package module)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
+
+
+def load_samples_module() -> ModuleType:
+    name = "vgfc_samples_build"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, SAMPLES_DIR / "build_samples.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
