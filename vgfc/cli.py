@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -24,6 +24,9 @@ import vgfc
 from vgfc.diagnostics import ErrorKind, InputError, VgfcError
 from vgfc.dot import plan_to_dot
 from vgfc.report import partition_json, summarize_ops
+
+if TYPE_CHECKING:
+    from vgfc.shader.glslang import CompileOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -169,6 +172,120 @@ def partition(model: Path, as_json: bool, as_dot: bool, output: Path | None) -> 
     saved = plan.program_order_count - n
     note = f", {saved} fewer than program order" if saved > 0 else ""
     console.print(f"{n} partitions ({n_ml} ML, {n - n_ml} shader){note}")
+
+
+def _compile_options(
+    include_dirs: tuple[Path, ...], defines: tuple[str, ...], target_env: str
+) -> CompileOptions:
+    from vgfc.shader.glslang import CompileOptions
+
+    pairs = []
+    for d in defines:
+        name, _, value = d.partition("=")
+        if not name.isidentifier():
+            raise click.BadParameter(f"'{d}' is not NAME or NAME=VALUE", param_hint="-D/--define")
+        pairs.append((name, value or "1"))
+    return CompileOptions(
+        target_env=target_env,
+        include_dirs=tuple(str(p) for p in include_dirs),
+        defines=tuple(pairs),
+    )
+
+
+def shader_options(func: F) -> F:
+    """Options shared by every command that compiles shaders."""
+    func = click.option(
+        "--target-env",
+        type=click.Choice(["vulkan1.1", "vulkan1.2", "vulkan1.3"]),
+        default="vulkan1.3",
+        show_default=True,
+        help="Vulkan environment shaders are compiled and validated for.",
+    )(func)
+    func = click.option(
+        "-D",
+        "--define",
+        "defines",
+        multiple=True,
+        metavar="NAME[=VALUE]",
+        help="Preprocessor definition for GLSL/HLSL shaders (repeatable).",
+    )(func)
+    func = click.option(
+        "-I",
+        "--include-dir",
+        "include_dirs",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="Directory searched by #include in shaders (repeatable).",
+    )(func)
+    return func
+
+
+@cli.command()
+@model_argument
+@click.option("--json", "as_json", is_flag=True, help="Print the diagnostics as JSON.")
+@shader_options
+@_handle_errors
+def check(
+    model: Path,
+    as_json: bool,
+    include_dirs: tuple[Path, ...],
+    defines: tuple[str, ...],
+    target_env: str,
+) -> None:
+    """Run every check `vgfc compile` runs on MODEL, and write nothing.
+
+    Reads and verifies the model, partitions it, and for each Vulkan custom shader op: parses
+    its attributes, checks the resource layout contract, compiles the shader (GLSL, HLSL) or
+    decodes it (SPIR-V), validates it with SPIRV-Tools, and cross-checks the declared bindings,
+    descriptor types and push constants against the shader itself. Each custom op's first
+    error is reported; warnings (e.g. a dispatch too small for its output) do not fail.
+
+    Exit code 0 when there are no errors, 1 otherwise.
+    """
+    from vgfc.resolve import resolve
+
+    options = _compile_options(include_dirs, defines, target_env)
+    try:
+        graph = vgfc.load(model)
+        plan = vgfc.partition(graph)
+    except VgfcError as e:
+        diagnostics = [e.diagnostic]
+        summary: dict[str, Any] = {}
+    else:
+        resolved = resolve(graph, options, keep_going=True)
+        diagnostics = list(resolved.diagnostics)
+        summary = {
+            "operators": len(graph.operators),
+            "partitions": len(plan.partitions),
+            "shaders": sum(op.op == "CUSTOM" for op in graph.operators),
+            "shaders_compiled": sum(m.spirv is not None for m in resolved.shaders.values()),
+        }
+    errors = [d for d in diagnostics if d.severity.value == "error"]
+    if as_json:
+        doc = {
+            "model": str(model),
+            "ok": not errors,
+            "errors": len(errors),
+            "warnings": len(diagnostics) - len(errors),
+            "diagnostics": [d.as_dict() for d in diagnostics],
+            "summary": summary,
+        }
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        console = _stderr()
+        for d in diagnostics:
+            colour = "red" if d in errors else "yellow"
+            label = "error" if d in errors else "warning"
+            console.print(f"[bold {colour}]{label}:[/] {d.render()}", markup=True, highlight=False)
+        if not errors:
+            Console(highlight=False).print(
+                f"{model}: ok: {summary['operators']} operators, {summary['partitions']} "
+                f"partitions, {summary['shaders_compiled']} of {summary['shaders']} shaders "
+                f"compiled and checked"
+                + (f", {len(diagnostics)} warning(s)" if diagnostics else "")
+            )
+    if errors:
+        sys.exit(EXIT_ERROR)
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 The rules (seed 001): every Vulkan custom shader op is a partition of its own; all other work goes
 into ML partitions; kinds never mix; a partition comes after every partition whose results it
-reads. Within those rules vgfc is greedy in a way the reference converter is not:
+reads. Within those rules vgfc places work as early as the dependencies allow:
 
 * each ML op joins the **earliest** ML partition that follows all of its producers (an ML
   producer's partition itself qualifies, a shader producer forces a later one), and a new ML
@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from vgfc.ir import Graph, Operator
-from vgfc.verify import topological_order
+from vgfc.verify import data_producers, topological_order
 
 __all__ = ["Partition", "PartitionKind", "Plan", "partition", "program_order_count"]
 
@@ -67,7 +67,7 @@ class Plan:
     outputs: tuple[str, ...]
     """The graph's outputs."""
     program_order_count: int
-    """How many partitions the program-order rule (the reference converter's) gives."""
+    """How many partitions the program-order rule (new partition at each change of kind) gives."""
 
     def partition_of(self, op_index: int) -> Partition:
         for p in self.partitions:
@@ -87,7 +87,7 @@ class _Part:
 def partition(graph: Graph) -> Plan:
     """Partition a verified graph. Pure: no I/O, the same graph always gives the same plan."""
     order = [op for op in topological_order(graph) if not op.is_constant]
-    producer = {out: op for op in graph.operators for out in op.outputs}
+    producer = {name: graph.operators[i] for name, i in data_producers(graph).items()}
     seq: list[_Part] = []
     part_of: dict[int, _Part] = {}
 

@@ -31,14 +31,18 @@ from tosa.TosaGraph import TosaGraph
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
 from vgfc.ir import Array, AttrValue, DType, Graph, Operator, Tensor, Version
 
-__all__ = ["SUPPORTED_VERSIONS", "load", "loads"]
+__all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
 
-SUPPORTED_VERSIONS = (
-    Version(1, 0, 0, False),
-    Version(1, 0, 0, True),
-    Version(1, 1, 0, True),
-)
-"""TOSA versions vgfc reads: the ones the reference tools accept."""
+SUPPORTED_VERSIONS_TEXT = "1.0.x (draft or not) and 1.1.0 draft"
+"""TOSA versions vgfc reads: the ones the reference tools (model-converter, reference model)
+accept. tosa-opt writes 1.1.0 draft; the conformance generator writes 1.0.2 draft."""
+
+
+def is_supported(version: Version) -> bool:
+    """True for the TOSA versions vgfc reads (see :data:`SUPPORTED_VERSIONS_TEXT`)."""
+    return (version.major, version.minor) == (1, 0) and version.patch >= 0 or (
+        version == Version(1, 1, 0, True)
+    )
 
 _IDENTIFIER = b"TOSA"
 
@@ -221,9 +225,10 @@ class _Reader:
         if fb is None:
             raise InputError("the model has no TOSA version")
         version = Version(fb._Major(), fb._Minor(), fb._Patch(), bool(fb._Draft()))
-        if version not in SUPPORTED_VERSIONS:
-            accepted = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
-            raise UnsupportedError(f"unsupported TOSA version {version} (vgfc reads {accepted})")
+        if not is_supported(version):
+            raise UnsupportedError(
+                f"unsupported TOSA version {version} (vgfc reads {SUPPORTED_VERSIONS_TEXT})"
+            )
         return version
 
     @staticmethod

@@ -13,7 +13,7 @@ import heapq
 from vgfc.diagnostics import InputError
 from vgfc.ir import DType, Graph, Operator
 
-__all__ = ["topological_order", "verify"]
+__all__ = ["data_producers", "topological_order", "verify"]
 
 _REGION_ATTRS = {
     "COND_IF": ("then_graph", "else_graph"),
@@ -57,7 +57,8 @@ def verify(graph: Graph) -> None:
 
     for op in graph.operators:
         for name in op.inputs:
-            if name not in defined_by and graph.tensors[name].data is None:
+            tensor = graph.tensors[name]
+            if name not in defined_by and tensor.data is None and not tensor.is_variable:
                 raise InputError(
                     "reads a tensor that is never written (not a graph input, constant or "
                     "operator result)",
@@ -76,13 +77,24 @@ def verify(graph: Graph) -> None:
     topological_order(graph)
 
 
+def data_producers(graph: Graph) -> dict[str, int]:
+    """Tensor name -> index of the operator whose result it is, variables excluded."""
+    return {
+        out: op.index
+        for op in graph.operators
+        for out in op.outputs
+        if not graph.tensors[out].is_variable
+    }
+
+
 def topological_order(graph: Graph) -> tuple[Operator, ...]:
     """The operators in dependency order, program order among independent ones.
 
-    For a well-formed TOSA block this is program order itself. Raises
-    :class:`~vgfc.diagnostics.InputError` naming an operator on a cycle.
+    For a well-formed TOSA block this is program order itself. A variable (state kept across
+    runs) is not a dependency: its readers see the value its writer left on the previous run.
+    Raises :class:`~vgfc.diagnostics.InputError` naming an operator on a cycle.
     """
-    producer = {out: op.index for op in graph.operators for out in op.outputs}
+    producer = data_producers(graph)
     consumers: dict[int, list[int]] = {op.index: [] for op in graph.operators}
     waiting: dict[int, int] = {}
     for op in graph.operators:

@@ -1,0 +1,1 @@
+"""Custom operators: Vulkan shader attributes and the resource layout contract."""

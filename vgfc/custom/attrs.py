@@ -1,0 +1,378 @@
+"""``implementation_attrs`` of a Vulkan custom shader op -> a typed :class:`ShaderSpec`.
+
+The payload is UTF-8 JSON (``schemas/implementation_attrs.schema.json`` documents it). Parsing
+goes from coarse to fine so each problem gets the most specific message: the bytes must be JSON,
+then every ``input_N_*`` / ``output_N_*`` key must be well formed and name an operand the op has,
+then the schema checks types, then each Vulkan enum name is looked up (with a did-you-mean), then
+the keys are checked against each other. Every error names the op and the key.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from vgfc.diagnostics import InputError, Location, did_you_mean
+from vgfc.ir import Graph, Operator
+from vgfc.report import load_schema
+from vgfc.vulkan_names import (
+    border_colors,
+    descriptor_types,
+    filters,
+    formats,
+    sampler_address_modes,
+)
+
+__all__ = ["PushConstant", "Sampler", "ShaderResource", "ShaderSpec", "parse_shader_spec"]
+
+OPERAND_FIELDS = ("binding", "descriptorset", "vkdescriptortype", "vkformat", "type", "sampler")
+REQUIRED_FIELDS = ("binding", "descriptorset", "vkdescriptortype", "vkformat")
+_OPERAND_KEY = re.compile(r"^(input|output)_(\d+)_(\w+)$")
+
+IMAGE_DESCRIPTORS = frozenset(
+    {
+        "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
+        "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE",
+        "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
+    }
+)
+READ_ONLY_DESCRIPTORS = frozenset(
+    {
+        "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
+        "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE",
+        "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER",
+        "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER",
+    }
+)
+# Descriptor types a logical kind (``input_N_type``) may use.
+KIND_DESCRIPTORS = {
+    "tensor": frozenset({"VK_DESCRIPTOR_TYPE_TENSOR_ARM", "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER"}),
+    "buffer": frozenset({"VK_DESCRIPTOR_TYPE_STORAGE_BUFFER", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER"}),
+    "image": IMAGE_DESCRIPTORS,
+}
+SUPPORTED_DESCRIPTORS = frozenset().union(*KIND_DESCRIPTORS.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Sampler:
+    """Sampler state of a combined image sampler, as Vulkan enum names."""
+
+    min_filter: str
+    mag_filter: str
+    address_mode_u: str
+    address_mode_v: str
+    border_color: str
+
+    def values(self) -> tuple[int, int, int, int, int]:
+        """The five enum values, in field order."""
+        return (
+            filters()[self.min_filter],
+            filters()[self.mag_filter],
+            sampler_address_modes()[self.address_mode_u],
+            sampler_address_modes()[self.address_mode_v],
+            border_colors()[self.border_color],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ShaderResource:
+    """How the shader sees one operand (``input``) or result (``output``)."""
+
+    role: str
+    """``input`` or ``output``."""
+    index: int
+    tensor: str
+    """The TOSA tensor bound to it."""
+    binding: int
+    set: int
+    descriptor_type: str
+    """``VK_DESCRIPTOR_TYPE_*`` name."""
+    format: str
+    """``VK_FORMAT_*`` name."""
+    kind: str | None
+    """``tensor``, ``image`` or ``buffer`` when ``input_N_type`` is given."""
+    sampler: Sampler | None = None
+
+    @property
+    def key(self) -> str:
+        """``input_0`` / ``output_1``: the prefix of this resource's keys."""
+        return f"{self.role}_{self.index}"
+
+    @property
+    def descriptor_value(self) -> int:
+        return descriptor_types()[self.descriptor_type]
+
+    @property
+    def format_value(self) -> int:
+        return formats()[self.format]
+
+    @property
+    def is_image(self) -> bool:
+        return self.descriptor_type in IMAGE_DESCRIPTORS
+
+
+@dataclass(frozen=True, slots=True)
+class PushConstant:
+    name: str
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShaderSpec:
+    """Everything a Vulkan custom shader op declares about itself."""
+
+    name: str
+    """The op's ``operator_name``."""
+    entry_point: str
+    workgroup_counts: tuple[int, int, int] | None
+    """``workgroup_sizes`` as given: the dispatch's workgroup counts."""
+    global_size: tuple[int, int, int] | None
+    """vgfc's ``global_size`` extension: invocations wanted; counts are derived from it."""
+    language: str | None
+    """``GLSL``, ``HLSL``, ``SPIR-V``; ``None`` for a code-less placeholder."""
+    code: str | None
+    """Source text (GLSL/HLSL); ``None`` for SPIR-V and placeholders."""
+    spirv: bytes | None
+    """The decoded binary when the language is ``SPIR-V``."""
+    push_constants: tuple[PushConstant, ...]
+    inputs: tuple[ShaderResource, ...]
+    outputs: tuple[ShaderResource, ...]
+
+    @property
+    def resources(self) -> tuple[ShaderResource, ...]:
+        return self.inputs + self.outputs
+
+    @property
+    def push_constant_size(self) -> int:
+        return sum(p.size for p in self.push_constants)
+
+
+def parse_shader_spec(op: Operator, graph: Graph) -> ShaderSpec:
+    """Parse and check ``op``'s implementation attributes. Raises :class:`InputError`."""
+    where = op.where(graph.source)
+    payload = _json(op, where)
+    _check_operand_keys(payload, op, where)
+    _check_schema(payload, where)
+    for key, value in payload.items():
+        if key.endswith("_vkformat"):
+            _known(value, formats(), "format", where, key)
+        elif key.endswith("_vkdescriptortype"):
+            _known(value, descriptor_types(), "descriptor type", where, key)
+    inputs = tuple(_resource(payload, "input", i, t, where) for i, t in enumerate(op.inputs))
+    outputs = tuple(_resource(payload, "output", i, t, where) for i, t in enumerate(op.outputs))
+    _check_bindings_unique(inputs + outputs, where)
+    language, code, spirv = _code(payload, where)
+    return ShaderSpec(
+        name=op.custom_name or "",
+        entry_point=payload["entry_point"],
+        workgroup_counts=_xyz(payload.get("workgroup_sizes")),
+        global_size=_xyz(payload.get("global_size")),
+        language=language,
+        code=code,
+        spirv=spirv,
+        push_constants=_push_constants(payload.get("push_constants", ""), where),
+        inputs=inputs,
+        outputs=outputs,
+    )
+
+
+def _json(op: Operator, where: Location) -> dict[str, Any]:
+    raw = op.attrs.get("implementation_attrs")
+    at = Location(key="implementation_attrs").merged(where)
+    if not isinstance(raw, bytes) or not raw:
+        raise InputError("missing: a Vulkan custom shader needs its JSON attributes", at)
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text: {e.reason} at byte {e.start}", at) from None
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}", at
+        ) from None
+    if not isinstance(payload, dict):
+        raise InputError(f"must be a JSON object, not {type(payload).__name__}", at)
+    return payload
+
+
+def _check_operand_keys(payload: dict[str, Any], op: Operator, where: Location) -> None:
+    counts = {"input": len(op.inputs), "output": len(op.outputs)}
+    valid = [f"{r}_{i}_{f}" for r, n in counts.items() for i in range(n) for f in OPERAND_FIELDS]
+    for key in payload:
+        if not key.startswith(("input", "output")):
+            continue
+        at = Location(key=key).merged(where)
+        match = _OPERAND_KEY.match(key)
+        if match is None or match.group(3) not in OPERAND_FIELDS:
+            raise InputError(f"unknown key{did_you_mean(key, valid)}", at)
+        role, index, field = match.group(1), match.group(2), match.group(3)
+        if index != str(int(index)):
+            fixed = f"{role}_{int(index)}_{field}"
+            raise InputError(f"operand index '{index}' has a leading zero (write {fixed})", at)
+        if int(index) >= counts[role]:
+            have = counts[role]
+            span = {0: "", 1: f" ({role}_0)"}.get(have, f" ({role}_0 .. {role}_{have - 1})")
+            raise InputError(f"the op has {have} {role}{'s' if have != 1 else ''}{span}", at)
+        if role == "output" and field == "sampler":
+            raise InputError("a sampler only applies to sampled image inputs", at)
+
+
+def _check_schema(payload: dict[str, Any], where: Location) -> None:
+    validator = jsonschema.Draft202012Validator(load_schema("implementation_attrs.schema.json"))
+    errors = sorted(
+        validator.iter_errors(payload), key=lambda e: (list(e.absolute_path), e.message)
+    )
+    if not errors:
+        return
+    error = errors[0]
+    path = [str(p) for p in error.absolute_path]
+    if error.validator == "required":
+        missing = re.search(r"'([^']+)' is a required property", error.message)
+        path.append(missing.group(1) if missing else "?")
+        message = "missing (required)"
+    elif error.validator == "anyOf" and not path:
+        path = ["workgroup_sizes"]
+        message = "missing: give workgroup_sizes (workgroup counts) or global_size"
+    elif error.validator == "pattern" and path == ["push_constants"]:
+        message = f"expected 'name: size, name: size', got {error.instance!r}"
+    else:
+        message = error.message
+    raise InputError(message, Location(key=".".join(path)).merged(where))
+
+
+def _known(name: str, table: dict[str, int], what: str, where: Location, key: str) -> None:
+    if name not in table:
+        hint = did_you_mean(name, table)
+        raise InputError(f"unknown {what} '{name}'{hint}", Location(key=key).merged(where))
+
+
+def _resource(
+    payload: dict[str, Any], role: str, index: int, tensor: str, where: Location
+) -> ShaderResource:
+    prefix = f"{role}_{index}"
+    for field in REQUIRED_FIELDS:
+        if f"{prefix}_{field}" not in payload:
+            raise InputError(
+                f"missing: {role} {index} (tensor '{tensor}') needs it",
+                Location(key=f"{prefix}_{field}").merged(where),
+            )
+    descriptor = payload[f"{prefix}_vkdescriptortype"]
+    at = Location(key=f"{prefix}_vkdescriptortype").merged(where)
+    if descriptor not in SUPPORTED_DESCRIPTORS:
+        supported = ", ".join(sorted(SUPPORTED_DESCRIPTORS))
+        raise InputError(f"{descriptor} is not supported for shader operands ({supported})", at)
+    if role == "output" and descriptor in READ_ONLY_DESCRIPTORS:
+        raise InputError(f"{descriptor} is read-only and cannot hold a result", at)
+    kind = payload.get(f"{prefix}_type")
+    kind = kind.lower() if isinstance(kind, str) else None
+    if kind is not None and descriptor not in KIND_DESCRIPTORS[kind]:
+        allowed = ", ".join(sorted(KIND_DESCRIPTORS[kind]))
+        raise InputError(
+            f"{descriptor} does not fit {prefix}_type '{payload[f'{prefix}_type']}' "
+            f"(a {kind} uses {allowed})",
+            at,
+        )
+    sampler = _sampler(payload, prefix, where)
+    needs_sampler = descriptor == "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER"
+    if needs_sampler and sampler is None:
+        raise InputError(
+            "missing: a combined image sampler needs its sampler "
+            "(min_filter, mag_filter, address_mode_u, address_mode_v, border_color)",
+            Location(key=f"{prefix}_sampler").merged(where),
+        )
+    if sampler is not None and not needs_sampler:
+        raise InputError(
+            f"a sampler only applies to a combined image sampler, not {descriptor}",
+            Location(key=f"{prefix}_sampler").merged(where),
+        )
+    return ShaderResource(
+        role=role,
+        index=index,
+        tensor=tensor,
+        binding=payload[f"{prefix}_binding"],
+        set=payload[f"{prefix}_descriptorset"],
+        descriptor_type=descriptor,
+        format=payload[f"{prefix}_vkformat"],
+        kind=kind,
+        sampler=sampler,
+    )
+
+
+def _sampler(payload: dict[str, Any], prefix: str, where: Location) -> Sampler | None:
+    raw = payload.get(f"{prefix}_sampler")
+    if raw is None:
+        return None
+    tables = {
+        "min_filter": (filters(), "filter"),
+        "mag_filter": (filters(), "filter"),
+        "address_mode_u": (sampler_address_modes(), "address mode"),
+        "address_mode_v": (sampler_address_modes(), "address mode"),
+        "border_color": (border_colors(), "border color"),
+    }
+    for field, (table, what) in tables.items():
+        _known(raw[field], table, what, where, f"{prefix}_sampler.{field}")
+    return Sampler(**{field: raw[field] for field in tables})
+
+
+def _check_bindings_unique(resources: tuple[ShaderResource, ...], where: Location) -> None:
+    seen: dict[tuple[int, int], ShaderResource] = {}
+    for r in resources:
+        other = seen.setdefault((r.set, r.binding), r)
+        if other is not r:
+            raise InputError(
+                f"set {r.set} binding {r.binding} is already used by {other.key}",
+                Location(key=f"{r.key}_binding").merged(where),
+            )
+
+
+def _code(payload: dict[str, Any], where: Location) -> tuple[str | None, str | None, bytes | None]:
+    language = payload.get("shader_language") or None
+    code = payload.get("shader_code")
+    if code is not None and language is None:
+        raise InputError(
+            "missing: shader_code is given, so say which language it is (GLSL, HLSL, SPIR-V)",
+            Location(key="shader_language").merged(where),
+        )
+    if language is not None and code is None:
+        raise InputError(
+            f"missing: shader_language is {language}, but there is no code",
+            Location(key="shader_code").merged(where),
+        )
+    if language != "SPIR-V":
+        return language, code, None
+    at = Location(key="shader_code").merged(where)
+    try:
+        binary = base64.b64decode(code or "", validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise InputError(f"not valid base64 for a SPIR-V binary: {e}", at) from None
+    if len(binary) % 4:
+        raise InputError(
+            f"the decoded SPIR-V binary has {len(binary)} bytes, not a multiple of 4", at
+        )
+    return language, None, binary
+
+
+def _push_constants(text: str, where: Location) -> tuple[PushConstant, ...]:
+    entries: list[PushConstant] = []
+    offset = 0
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, size_text = (s.strip() for s in part.split(":"))
+        size = int(size_text)
+        at = Location(key="push_constants").merged(where)
+        if size <= 0 or size % 4:
+            raise InputError(f"'{name}' has size {size}: sizes must be positive multiples of 4", at)
+        if any(e.name == name for e in entries):
+            raise InputError(f"'{name}' is listed twice", at)
+        entries.append(PushConstant(name, offset, size))
+        offset += size
+    return tuple(entries)
+
+
+def _xyz(value: Any) -> tuple[int, int, int] | None:
+    return None if value is None else (int(value[0]), int(value[1]), int(value[2]))

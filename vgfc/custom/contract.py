@@ -1,0 +1,106 @@
+"""The resource layout contract between a TOSA tensor and the shader resource that views it.
+
+Seed 000: tensor and buffer resources are dense and scalar (channels stay in the shape, the format
+is the element format); image resources are packed texels, logical shape ``[H, W, C]`` or
+``[1, H, W, C]`` with the C channels packed into the format (C in 1, 2, 4 and equal to the format's
+component count). Nothing repacks data at run time, so a mismatch here computes garbage silently
+on the device: vgfc refuses it at build time.
+"""
+
+from __future__ import annotations
+
+from vgfc.custom.attrs import ShaderResource, ShaderSpec
+from vgfc.diagnostics import InputError, Location
+from vgfc.ir import DType, Graph, Operator
+from vgfc.vulkan_names import format_info
+
+__all__ = ["check_contract"]
+
+# Numeric kinds of format each TOSA element type may be viewed through, with the element width.
+_INTEGER = frozenset({"SINT", "UINT"})
+_NORMALIZED = frozenset({"SNORM", "UNORM", "SSCALED", "USCALED"})
+_COMPATIBLE: dict[DType, tuple[int, frozenset[str]]] = {
+    DType.FP32: (32, frozenset({"SFLOAT"})),
+    DType.FP16: (16, frozenset({"SFLOAT"})),
+    DType.BF16: (16, frozenset({"BFLOAT16"})),
+    DType.FP8E4M3: (8, frozenset({"FLOAT8E4M3"})),
+    DType.FP8E5M2: (8, frozenset({"FLOAT8E5M2"})),
+    DType.BOOL: (8, frozenset({"BOOL", "UINT", "SINT"})),
+    DType.INT8: (8, _INTEGER),
+    DType.INT16: (16, _INTEGER),
+    DType.INT32: (32, _INTEGER),
+    DType.INT48: (64, _INTEGER),
+    DType.INT64: (64, _INTEGER),
+}
+_IMAGE_CHANNELS = (1, 2, 4)
+
+
+def check_contract(spec: ShaderSpec, op: Operator, graph: Graph) -> None:
+    """Raise :class:`InputError` for the first resource that breaks the layout contract."""
+    where = op.where(graph.source)
+    for resource in spec.resources:
+        _check(resource, graph, where)
+
+
+def _check(r: ShaderResource, graph: Graph, where: Location) -> None:
+    tensor = graph.tensors[r.tensor]
+    at = Location(key=f"{r.key}_vkformat", tensor=r.tensor).merged(where)
+    info = format_info(r.format)
+    if info is None:
+        raise InputError(
+            f"{r.format} is a packed, compressed or planar format; shader tensors need a plain "
+            "format with equal-width channels",
+            at,
+        )
+    expected = _COMPATIBLE.get(tensor.dtype)
+    if expected is None:
+        raise InputError(f"{tensor.dtype.value} tensors cannot be bound to a shader", at)
+    bits, numerics = expected
+    if r.is_image:
+        numerics = numerics | (_NORMALIZED if tensor.dtype.value.startswith("INT") else numerics)
+    if info.bits != bits or info.numeric not in numerics:
+        raise InputError(
+            f"{r.format} does not hold {tensor.dtype.value} elements "
+            f"({bits}-bit {'/'.join(sorted(numerics))} expected)",
+            at,
+        )
+    if not r.is_image:
+        if info.components != 1:
+            raise InputError(
+                f"{r.format} packs {info.components} channels, but a "
+                f"{r.descriptor_type.removeprefix('VK_DESCRIPTOR_TYPE_').lower()} resource is "
+                "scalar: use the element format (channels stay in the shape)",
+                at,
+            )
+        return
+    _check_image_shape(r, tensor.shape, info.components, where)
+
+
+def _check_image_shape(
+    r: ShaderResource, shape: tuple[int, ...] | None, components: int, where: Location
+) -> None:
+    at = Location(key=f"{r.key}_vkdescriptortype", tensor=r.tensor).merged(where)
+    if shape is None or len(shape) not in (3, 4):
+        dims = "unranked" if shape is None else f"rank {len(shape)}"
+        raise InputError(f"an image needs shape [H, W, C] or [1, H, W, C], got {dims}", at)
+    if len(shape) == 4 and shape[0] != 1:
+        raise InputError(f"an image of shape {list(shape)} must have batch N = 1", at)
+    channels = shape[-1]
+    if channels == 3:
+        raise InputError(
+            f"an image cannot have 3 channels (shape {list(shape)}): pad to 4 channels before "
+            "the custom op, or bind it as a buffer or tensor",
+            at,
+        )
+    if channels not in _IMAGE_CHANNELS:
+        raise InputError(
+            f"an image packs 1, 2 or 4 channels into its format, shape {list(shape)} has "
+            f"{channels}: bind it as a buffer or tensor",
+            at,
+        )
+    if channels != components:
+        raise InputError(
+            f"{r.format} has {components} component{'s' if components > 1 else ''}, the image "
+            f"has C = {channels} (shape {list(shape)}): they must be equal",
+            Location(key=f"{r.key}_vkformat").merged(at),
+        )

@@ -1,0 +1,192 @@
+"""A checked :class:`~vgfc.custom.attrs.ShaderSpec` -> a ready-to-run :class:`ShaderModule`.
+
+Compile (GLSL/HLSL) or decode (SPIR-V), validate every module with SPIRV-Tools, reflect it, and
+hold the declaration up against the reflection: every declared resource must exist in the shader
+with the same descriptor kind, every shader resource must be declared, results must be writable,
+the push-constant layout must match the shader's block. Then derive what the VGF needs: the
+dispatch shape (workgroup counts) and the push-constant ranges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vgfc.custom.attrs import ShaderResource, ShaderSpec
+from vgfc.diagnostics import Diagnostic, Location, ShaderError, Severity
+from vgfc.ir import Graph, Operator
+from vgfc.shader.glslang import CompileOptions, Language, compile_shader
+from vgfc.shader.reflect import ResourceBinding, ShaderInfo, reflect
+from vgfc.shader.spirv_tools import validate
+
+__all__ = ["COMPUTE_STAGE", "PushConstantRange", "ShaderModule", "lower_shader"]
+
+COMPUTE_STAGE = 0x20
+"""VK_SHADER_STAGE_COMPUTE_BIT."""
+
+# Reflected resource kind each declared descriptor type must have.
+_KIND_OF_DESCRIPTOR = {
+    "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER": "storage_buffer",
+    "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER": "uniform_buffer",
+    "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE": "storage_image",
+    "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled_image",
+    "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined_image_sampler",
+    "VK_DESCRIPTOR_TYPE_TENSOR_ARM": "tensor",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PushConstantRange:
+    stage_flags: int
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShaderModule:
+    """A shader op ready for emission."""
+
+    op: Operator
+    spec: ShaderSpec
+    spirv: bytes | None
+    """The validated SPIR-V binary; ``None`` for a code-less placeholder."""
+    info: ShaderInfo | None
+    dispatch: tuple[int, int, int]
+    """Workgroup counts for vkCmdDispatch."""
+    push_constant_ranges: tuple[PushConstantRange, ...]
+    warnings: tuple[Diagnostic, ...] = ()
+
+
+def lower_shader(
+    spec: ShaderSpec, op: Operator, graph: Graph, options: CompileOptions | None = None
+) -> ShaderModule:
+    """Compile, validate, reflect and cross-check one shader op. Raises :class:`ShaderError`."""
+    options = options or CompileOptions()
+    where = op.where(graph.source)
+    try:
+        spirv = _binary(spec, options)
+        if spirv is None:
+            return _placeholder(spec, op, where)
+        validate(spirv, options.target_env)
+        info = reflect(spirv, spec.entry_point)
+    except ShaderError as e:
+        raise e.at(where) from None
+    _cross_check(spec, info, where)
+    warnings: list[Diagnostic] = []
+    dispatch = _dispatch(spec, info, graph, where, warnings)
+    ranges = (
+        (PushConstantRange(COMPUTE_STAGE, 0, spec.push_constant_size),)
+        if spec.push_constants
+        else ()
+    )
+    return ShaderModule(op, spec, spirv, info, dispatch, ranges, tuple(warnings))
+
+
+def _binary(spec: ShaderSpec, options: CompileOptions) -> bytes | None:
+    if spec.language == "SPIR-V":
+        return spec.spirv
+    if spec.language is None or spec.code is None:
+        return None
+    return compile_shader(spec.code, Language(spec.language), spec.entry_point, options)
+
+
+def _placeholder(spec: ShaderSpec, op: Operator, where: Location) -> ShaderModule:
+    if spec.workgroup_counts is None:
+        raise ShaderError(
+            "a shader without code needs workgroup_sizes: global_size needs the shader's "
+            "local size",
+            Location(key="global_size").merged(where),
+        )
+    note = Diagnostic(
+        Severity.WARNING,
+        "no shader code: the module is a placeholder that a runtime must replace",
+        Location(key="shader_code").merged(where),
+    )
+    return ShaderModule(op, spec, None, None, spec.workgroup_counts, (), (note,))
+
+
+def _describe(b: ResourceBinding) -> str:
+    name = f" '{b.name}'" if b.name else ""
+    return f"set {b.set} binding {b.binding} ({b.kind}{name})"
+
+
+def _cross_check(spec: ShaderSpec, info: ShaderInfo, where: Location) -> None:
+    reflected = {(b.set, b.binding): b for b in info.bindings}
+    declared: dict[tuple[int, int], ShaderResource] = {}
+    for r in spec.resources:
+        declared[(r.set, r.binding)] = r
+        at = Location(key=f"{r.key}_binding").merged(where)
+        b = reflected.get((r.set, r.binding))
+        if b is None:
+            have = ", ".join(_describe(b) for b in info.bindings) or "no resources"
+            raise ShaderError(
+                f"declared at set {r.set} binding {r.binding}, but the shader has nothing "
+                f"there (it has {have})",
+                at,
+            )
+        want = _KIND_OF_DESCRIPTOR[r.descriptor_type]
+        if b.kind != want:
+            raise ShaderError(
+                f"declared as {r.descriptor_type}, but the shader's {_describe(b)} is a {b.kind}",
+                Location(key=f"{r.key}_vkdescriptortype").merged(where),
+            )
+        if r.role == "output" and not b.writable:
+            raise ShaderError(
+                f"a result is bound to {_describe(b)}, which the shader declares read-only",
+                at,
+            )
+    for key, b in reflected.items():
+        if key not in declared:
+            raise ShaderError(
+                f"the shader uses {_describe(b)}, which no input_N/output_N declares",
+                where,
+            )
+    shader_size = info.push_constant_size or 0
+    if shader_size != spec.push_constant_size:
+        declared_text = f"{spec.push_constant_size} bytes" if spec.push_constants else "none"
+        raise ShaderError(
+            f"declares {declared_text}, but the shader's push-constant block has "
+            f"{shader_size} bytes",
+            Location(key="push_constants").merged(where),
+        )
+
+
+def _dispatch(
+    spec: ShaderSpec, info: ShaderInfo, graph: Graph, where: Location, out: list[Diagnostic]
+) -> tuple[int, int, int]:
+    local = info.local_size or (1, 1, 1)
+    counts = spec.workgroup_counts
+    if spec.global_size is not None:
+        derived = (
+            -(-spec.global_size[0] // local[0]),
+            -(-spec.global_size[1] // local[1]),
+            -(-spec.global_size[2] // local[2]),
+        )
+        if counts is not None and counts != derived:
+            raise ShaderError(
+                f"workgroup_sizes {list(counts)} disagrees with global_size "
+                f"{list(spec.global_size)} / local size {list(local)} = {list(derived)}",
+                Location(key="workgroup_sizes").merged(where),
+            )
+        counts = derived
+    assert counts is not None  # the schema requires one of the two
+    invocations = counts[0] * local[0] * counts[1] * local[1] * counts[2] * local[2]
+    if spec.outputs:
+        first = spec.outputs[0]
+        tensor = graph.tensors[first.tensor]
+        elements = tensor.element_count
+        if elements is not None and first.is_image and tensor.shape:
+            elements //= tensor.shape[-1]  # one invocation per texel
+        if elements is not None and invocations < elements:
+            unit = "texels" if first.is_image else "elements"
+            out.append(
+                Diagnostic(
+                    Severity.WARNING,
+                    f"the dispatch runs {invocations} invocations (workgroup counts "
+                    f"{list(counts)} x local size {list(local)}), fewer than the {elements} "
+                    f"{unit} of {first.key} '{first.tensor}': unless each invocation handles "
+                    "several, part of the result is never written (workgroup_sizes holds "
+                    "workgroup counts; global_size lets vgfc derive them)",
+                    Location(key="workgroup_sizes").merged(where),
+                )
+            )
+    return counts
