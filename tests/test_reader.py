@@ -412,7 +412,6 @@ def test_variables_are_state_not_cycles() -> None:
     from dataclasses import replace
     from types import MappingProxyType
 
-
     # The factory writes no variable flag: set it on the read graph.
     graph = vgfc.loads(data, "state.tosa")
     tensors = dict(graph.tensors)

@@ -104,6 +104,7 @@ def cli(debug: bool) -> None:
     \b
     vgfc partition model.tosa          how the model splits into ML and shader work
     vgfc partition model.tosa --dot    the same as a Graphviz graph
+    vgfc check model.tosa              compile and cross-check every shader, write nothing
     \b
     Exit codes: 0 ok, 1 error in the input, 2 usage error, 3 internal error.
     """
@@ -232,7 +233,7 @@ def check(
     defines: tuple[str, ...],
     target_env: str,
 ) -> None:
-    """Run every check `vgfc compile` runs on MODEL, and write nothing.
+    """Check MODEL and compile its shaders, writing nothing.
 
     Reads and verifies the model, partitions it, and for each Vulkan custom shader op: parses
     its attributes, checks the resource layout contract, compiles the shader (GLSL, HLSL) or
@@ -278,7 +279,7 @@ def check(
             label = "error" if d in errors else "warning"
             console.print(f"[bold {colour}]{label}:[/] {d.render()}", markup=True, highlight=False)
         if not errors:
-            Console(highlight=False).print(
+            Console(highlight=False, soft_wrap=True).print(
                 f"{model}: ok: {summary['operators']} operators, {summary['partitions']} "
                 f"partitions, {summary['shaders_compiled']} of {summary['shaders']} shaders "
                 f"compiled and checked"

@@ -117,13 +117,9 @@ class Diagnostic:
     location: Location = Location()
 
     def render(self) -> str:
+        """``location: message``; callers put the severity label in front."""
         prefix = self.location.render()
-        body = (
-            self.message
-            if self.severity is Severity.ERROR
-            else f"{self.severity.value}: {self.message}"
-        )
-        return f"{prefix}: {body}" if prefix else body
+        return f"{prefix}: {self.message}" if prefix else self.message
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -40,9 +40,10 @@ accept. tosa-opt writes 1.1.0 draft; the conformance generator writes 1.0.2 draf
 
 def is_supported(version: Version) -> bool:
     """True for the TOSA versions vgfc reads (see :data:`SUPPORTED_VERSIONS_TEXT`)."""
-    return (version.major, version.minor) == (1, 0) and version.patch >= 0 or (
+    return ((version.major, version.minor) == (1, 0) and version.patch >= 0) or (
         version == Version(1, 1, 0, True)
     )
+
 
 _IDENTIFIER = b"TOSA"
 

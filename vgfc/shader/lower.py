@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vgfc.custom.attrs import ShaderResource, ShaderSpec
-from vgfc.diagnostics import Diagnostic, Location, ShaderError, Severity
+from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from vgfc.ir import Graph, Operator
 from vgfc.shader.glslang import CompileOptions, Language, compile_shader
 from vgfc.shader.reflect import ResourceBinding, ShaderInfo, reflect
@@ -69,7 +69,7 @@ def lower_shader(
         validate(spirv, options.target_env)
         info = reflect(spirv, spec.entry_point)
     except ShaderError as e:
-        raise e.at(where) from None
+        raise e.at(Location(key="shader_code").merged(where)) from None
     _cross_check(spec, info, where)
     warnings: list[Diagnostic] = []
     dispatch = _dispatch(spec, info, graph, where, warnings)
@@ -128,6 +128,12 @@ def _cross_check(spec: ShaderSpec, info: ShaderInfo, where: Location) -> None:
             raise ShaderError(
                 f"declared as {r.descriptor_type}, but the shader's {_describe(b)} is a {b.kind}",
                 Location(key=f"{r.key}_vkdescriptortype").merged(where),
+            )
+        if r.role == "input" and b.written:
+            raise ShaderError(
+                f"the shader writes to {_describe(b)}, but it holds an input (tensor "
+                f"'{r.tensor}'), which other readers share: write results to an output",
+                at,
             )
         if r.role == "output" and not b.writable:
             raise ShaderError(

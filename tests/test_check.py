@@ -1,0 +1,268 @@
+"""`vgfc check`: each shader compiled and cross-checked against its declaration; no output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from samples_module import SAMPLES_DIR
+from tosa_factory import SHADER_DOMAIN, Op, T, build, custom
+
+COPY = """#version 450
+layout(local_size_x = 16) in;
+layout(set = 0, binding = 0) readonly buffer In { float x[]; };
+layout(set = 0, binding = 1) writeonly buffer Out { float y[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < 64u) y[i] = x[i] * 2.0;
+}
+"""
+
+
+def attrs(code: str = COPY, **over: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "entry_point": "main",
+        "workgroup_sizes": [4, 1, 1],
+        "shader_language": "GLSL",
+        "shader_code": code,
+        "input_0_binding": 0,
+        "input_0_descriptorset": 0,
+        "input_0_vkdescriptortype": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER",
+        "input_0_vkformat": "VK_FORMAT_R32_SFLOAT",
+        "output_0_binding": 1,
+        "output_0_descriptorset": 0,
+        "output_0_vkdescriptortype": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER",
+        "output_0_vkformat": "VK_FORMAT_R32_SFLOAT",
+    }
+    base.update(over)
+    return {k: v for k, v in base.items() if v is not None}
+
+
+def model(tmp_path: Path, *payloads: dict[str, Any], domain: str = SHADER_DOMAIN) -> Path:
+    """x -> ABS -> shader -> shader ... -> y, each tensor 1x64 fp32."""
+    names = ["x", "a"] + [f"s{i}" for i in range(len(payloads))]
+    ops = [Op("ABS", ["x"], ["a"])]
+    for i, p in enumerate(payloads):
+        ops.append(custom([names[i + 1]], [names[i + 2]], f"k{i}", domain=domain, attrs=p))
+    path = tmp_path / "m.tosa"
+    path.write_bytes(build([T(n, (1, 64)) for n in names], ops, ["x"], [names[-1]]))
+    return path
+
+
+def where(i: int = 1) -> str:
+    return f"op #{i} CUSTOM 'k{i - 1}' ({SHADER_DOMAIN})"
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES_DIR.glob("*.tosa")))
+def test_every_sample_checks_clean(cli, sample: str) -> None:
+    run = cli("check", str(SAMPLES_DIR / sample))
+    assert run.code == 0, run.err
+    assert ": ok: " in run.out
+    assert "error" not in run.err
+
+
+def test_clean_model_reports_its_summary(cli, tmp_path: Path) -> None:
+    path = model(tmp_path, attrs())
+    run = cli("check", str(path))
+    assert run.code == 0, run.err
+    assert run.out.strip() == (
+        f"{path}: ok: 2 operators, 2 partitions, 1 of 1 shaders compiled and checked"
+    )
+    assert list(tmp_path.iterdir()) == [path]  # check writes nothing
+
+
+CASES: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "syntax error keeps the shader's line number",
+        attrs(COPY.replace("x[i] * 2.0", "x[i] * undefined_thing")),
+        "shader_code: GLSL compilation failed: 7: 'undefined_thing' : undeclared identifier",
+    ),
+    (
+        "declared binding the shader lacks",
+        attrs(input_0_binding=3),
+        "input_0_binding: declared at set 0 binding 3, but the shader has nothing there "
+        "(it has set 0 binding 0 (storage_buffer 'In'), set 0 binding 1 (storage_buffer 'Out'))",
+    ),
+    (
+        "wrong descriptor set",
+        attrs(output_0_descriptorset=2),
+        "output_0_binding: declared at set 2 binding 1, but the shader has nothing there",
+    ),
+    (
+        "descriptor kind mismatch",
+        attrs(
+            COPY.replace(
+                "layout(set = 0, binding = 0) readonly buffer In { float x[]; };",
+                "layout(set = 0, binding = 0) uniform sampler2D img;",
+            ).replace("x[i] * 2.0", "texelFetch(img, ivec2(i, 0), 0).x"),
+        ),
+        "input_0_vkdescriptortype: declared as VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, but the "
+        "shader's set 0 binding 0 (combined_image_sampler 'img') is a combined_image_sampler",
+    ),
+    (
+        "undeclared shader binding",
+        attrs(
+            COPY.replace(
+                "void main() {",
+                "layout(set = 1, binding = 7) buffer Extra { float e[]; };\nvoid main() {",
+            ).replace("y[i] = x[i] * 2.0;", "y[i] = x[i] * e[0];"),
+        ),
+        "the shader uses set 1 binding 7 (storage_buffer 'Extra'), which no input_N/output_N "
+        "declares",
+    ),
+    (
+        "result bound to a read-only buffer",
+        attrs(
+            COPY.replace("writeonly buffer Out", "readonly buffer Out").replace(
+                "y[i] = x[i] * 2.0;", "float unused = y[i] + x[i];"
+            )
+        ),
+        "output_0_binding: a result is bound to set 0 binding 1 (storage_buffer 'Out'), which "
+        "the shader declares read-only",
+    ),
+    (
+        "shader writes to an input",
+        attrs(
+            COPY.replace("readonly buffer In", "buffer In").replace(
+                "y[i] = x[i] * 2.0;", "x[i] = 0.0; y[i] = 1.0;"
+            )
+        ),
+        "input_0_binding: the shader writes to set 0 binding 0 (storage_buffer 'In'), but it "
+        "holds an input (tensor 'a'), which other readers share",
+    ),
+    (
+        "atomic write to an input",
+        attrs(
+            COPY.replace("readonly buffer In { float x[]; }", "buffer In { uint x[]; }").replace(
+                "y[i] = x[i] * 2.0;", "atomicAdd(x[0], 1u); y[i] = 1.0;"
+            )
+        ),
+        "input_0_binding: the shader writes to set 0 binding 0",
+    ),
+    (
+        "push constants declared, none in the shader",
+        attrs(push_constants="scale: 4"),
+        "push_constants: declares 4 bytes, but the shader's push-constant block has 0 bytes",
+    ),
+    (
+        "push constant block not declared",
+        attrs(
+            COPY.replace(
+                "void main() {",
+                "layout(push_constant) uniform P { float scale; vec2 pad; } pc;\nvoid main() {",
+            ).replace("* 2.0", "* pc.scale"),
+        ),
+        "push_constants: declares none, but the shader's push-constant block has 16 bytes",
+    ),
+    (
+        "wrong entry point",
+        attrs(entry_point="run"),
+        "shader_code: ",
+    ),
+]
+
+
+@pytest.mark.parametrize(("what", "payload", "message"), CASES, ids=[c[0] for c in CASES])
+def test_check_errors(
+    cli, tmp_path: Path, what: str, payload: dict[str, Any], message: str
+) -> None:
+    path = model(tmp_path, payload)
+    run = cli("check", str(path))
+    assert run.code == 1
+    lines = run.err.strip().splitlines()
+    assert len(lines) == 1, run.err
+    assert lines[0].startswith(f"error: {path}: {where()}: {message}"), lines[0]
+    assert "Traceback" not in run.err
+
+
+def test_undersized_dispatch_is_a_warning(cli, tmp_path: Path) -> None:
+    path = model(tmp_path, attrs(workgroup_sizes=[1, 1, 1]))
+    run = cli("check", str(path))
+    assert run.code == 0
+    assert run.err.startswith(
+        f"warning: {path}: {where()}: workgroup_sizes: the dispatch runs 16 invocations "
+        "(workgroup counts [1, 1, 1] x local size [16, 1, 1]), fewer than the 64 elements of "
+        "output_0 's0'"
+    )
+    assert "1 warning(s)" in run.out
+
+
+def test_global_size_derives_the_counts(cli, tmp_path: Path) -> None:
+    import vgfc
+    from vgfc.resolve import resolve
+
+    path = model(tmp_path, attrs(workgroup_sizes=None, global_size=[64, 1, 1]))
+    graph = vgfc.load(path)
+    resolved = resolve(graph)
+    assert resolved.shaders[1].dispatch == (4, 1, 1)
+    assert not resolved.diagnostics
+
+    bad = model(tmp_path, attrs(workgroup_sizes=[2, 1, 1], global_size=[64, 1, 1]))
+    run = cli("check", str(bad))
+    assert run.code == 1
+    assert (
+        "workgroup_sizes: workgroup_sizes [2, 1, 1] disagrees with global_size [64, 1, 1] / "
+        "local size [16, 1, 1] = [4, 1, 1]" in run.err
+    )
+
+
+def test_every_broken_op_is_reported_in_one_run(cli, tmp_path: Path) -> None:
+    path = model(
+        tmp_path,
+        attrs(input_0_vkformat="VK_FORMAT_R32_FLOAT"),
+        attrs(),
+        attrs(input_0_binding=9),
+    )
+    run = cli("check", str(path))
+    assert run.code == 1
+    lines = run.err.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"error: {path}: {where(1)}: input_0_vkformat: unknown format")
+    assert lines[1].startswith(f"error: {path}: {where(3)}: input_0_binding: declared at set 0")
+
+
+def test_unknown_custom_domain(cli, tmp_path: Path) -> None:
+    path = model(tmp_path, attrs(), domain="com.arm.VulkanCustomShaders")
+    run = cli("check", str(path))
+    assert run.code == 1
+    assert run.err.strip() == (
+        f"error: {path}: op #1 CUSTOM 'k0' (com.arm.VulkanCustomShaders): custom domain "
+        "'com.arm.VulkanCustomShaders' is not supported: vgfc compiles "
+        f"{SHADER_DOMAIN} operators (did you mean {SHADER_DOMAIN}?)"
+    )
+
+
+def test_json_diagnostics(cli, tmp_path: Path) -> None:
+    path = model(tmp_path, attrs(input_0_binding=3), attrs(workgroup_sizes=[1, 1, 1]))
+    run = cli("check", str(path), "--json")
+    assert run.code == 1
+    doc = json.loads(run.out)
+    assert doc["ok"] is False and doc["errors"] == 1 and doc["warnings"] == 1
+    first, second = doc["diagnostics"]
+    assert first["severity"] == "error"
+    assert first["location"] == {
+        "file": str(path),
+        "op_index": 1,
+        "op": "CUSTOM",
+        "name": "k0",
+        "domain": SHADER_DOMAIN,
+        "key": "input_0_binding",
+    }
+    assert second["severity"] == "warning" and second["location"]["op_index"] == 2
+
+
+def test_defines_and_include_dirs_reach_the_shader(cli, tmp_path: Path) -> None:
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "scale.glsl").write_text("float scale(float v) { return v * FACTOR; }\n")
+    code = COPY.replace(
+        "void main() {",
+        '#extension GL_GOOGLE_include_directive : require\n#include "scale.glsl"\nvoid main() {',
+    ).replace("x[i] * 2.0", "scale(x[i])")
+    path = model(tmp_path, attrs(code))
+    run = cli("check", str(path))
+    assert run.code == 1  # neither the include nor FACTOR is known
+    run = cli("check", str(path), "-I", str(inc), "-D", "FACTOR=3.0")
+    assert run.code == 0, run.err

@@ -1,0 +1,1 @@
+"""SPIR-V: the core grammar tables (and, later, the graph module builder)."""
