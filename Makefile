@@ -42,9 +42,10 @@ apt-deps: ## install the Debian packages the tests need (skipped when present)
 samples: $(VENV)/.installed ## rebuild the bundled sample models from samples/build_samples.py
 	$(PY) samples/build_samples.py
 
-run: $(VENV)/.installed ## install, then show how the bundled mixed sample partitions
+run: $(VENV)/.installed ## install, then partition and check the bundled mixed sample
 	@[ -f samples/mixed.tosa ] || $(PY) samples/build_samples.py
 	$(VGFC) partition samples/mixed.tosa
+	$(VGFC) check samples/mixed.tosa
 
 test: install-test ## install test dependencies, then run the whole test suite
 	$(PY) -m pytest -q
