@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from tosa_factory import Op, T, build, custom
 
-from vgfc.report import load_schema
+from vgfc.schema import load_schema
 
 
 @pytest.fixture

@@ -105,6 +105,10 @@ def cli(debug: bool) -> None:
     vgfc partition model.tosa          how the model splits into ML and shader work
     vgfc partition model.tosa --dot    the same as a Graphviz graph
     vgfc check model.tosa              compile and cross-check every shader, write nothing
+    vgfc compile model.tosa -o m.vgf   write the VGF file (--report r.json for a report)
+    vgfc inspect m.vgf                 what a VGF file holds
+    vgfc run m.vgf -i x.npy -o out/    run it on the CPU (lavapipe + ML emulation layers)
+    vgfc verify model.tosa             compile, run, compare with an independent oracle
     \b
     Exit codes: 0 ok, 1 error in the input, 2 usage error, 3 internal error.
     """
@@ -287,6 +291,175 @@ def check(
             )
     if errors:
         sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+@model_argument
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="VGF file to write (default: MODEL with the suffix .vgf).",
+)
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a JSON report (schemas/report.schema.json): partitions, segments, "
+    "modules, resources, shaders, warnings, timings per stage.",
+)
+@click.option(
+    "--keep-source",
+    is_flag=True,
+    help="Store GLSL/HLSL source in compute modules instead of the compiled SPIR-V "
+    "(the shaders are still compiled and checked).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@shader_options
+@_handle_errors
+def compile(
+    model: Path,
+    output: Path | None,
+    report: Path | None,
+    keep_source: bool,
+    quiet: bool,
+    include_dirs: tuple[Path, ...],
+    defines: tuple[str, ...],
+    target_env: str,
+) -> None:
+    """Compile MODEL into one VGF file.
+
+    Partitions the model, compiles and cross-checks every Vulkan custom shader, lowers each ML
+    partition to a SPIR-V graph module (SPV_ARM_graph, TOSA.001000.1), plans the resources and
+    writes the VGF atomically: on any error no file is written and an existing one is left
+    untouched. The same input and options always give the same bytes.
+    """
+    from vgfc.compiler import Options, compile_model
+    from vgfc.report import compile_report
+
+    output = output or model.with_suffix(".vgf")
+    options = Options(_compile_options(include_dirs, defines, target_env), keep_source)
+    console = _stderr()
+    if quiet or not console.is_terminal:
+        result = compile_model(model, options)
+    else:
+        with console.status("compiling") as status:
+            result = compile_model(model, options, lambda s: status.update(f"{s}..."))
+    for d in result.warnings:
+        console.print(f"[bold yellow]warning:[/] {d.render()}", markup=True, highlight=False)
+    report_bytes = None
+    if report is not None:
+        doc = compile_report(result, str(output))
+        report_bytes = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+    write_atomically(output, result.vgf)
+    if report is not None and report_bytes is not None:
+        write_atomically(report, report_bytes)
+    if quiet:
+        return
+    out = Console(highlight=False, soft_wrap=True)
+    table = Table(title=f"{output}: {len(result.vgf)} bytes")
+    for col in ("segment", "type", "module", "ops", "dispatch", "push"):
+        table.add_column(col)
+    for seg in result.program.segments:
+        part = result.plan.partitions[seg.partition]
+        module = result.program.modules[seg.module]
+        code = "SPIR-V" if module.spirv is not None else (module.language or "none")
+        push = ", ".join(f"{r.size} B" for r in seg.push_constant_ranges)
+        table.add_row(
+            seg.name,
+            seg.kind,
+            f"{module.name} ({code})",
+            summarize_ops(result.graph, part.operators),
+            "x".join(map(str, seg.dispatch)) if seg.kind == "compute" else "",
+            push,
+        )
+    out.print(table)
+    timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.timings)
+    out.print(
+        f"{len(result.program.segments)} segments, {len(result.program.resources)} resources, "
+        f"{len(result.program.constants)} constants; {timing}"
+    )
+
+
+@cli.command()
+@click.argument("vgf", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
+@_handle_errors
+def inspect(vgf: Path, as_json: bool) -> None:
+    """Show what a VGF file holds: modules, segments, resources, constants.
+
+    Reads files written by vgfc and by other tools (such as the reference model-converter).
+    """
+    from vgfc.vgf_reader import read_vgf
+
+    f = read_vgf(vgf)
+    if as_json:
+        click.echo(json.dumps(f.as_dict(), indent=2))
+        return
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(f"{vgf}: VGF {f.version}, Vulkan headers {f.vk_header_version}")
+    t = Table(title="modules")
+    for col in ("#", "type", "name", "entry point", "code"):
+        t.add_column(col)
+    for m in f.modules:
+        t.add_row(str(m.index), m.type, m.name, m.entry_point, f"{m.code} ({m.code_size} B)")
+    out.print(t)
+    t = Table(title="segments")
+    for col in ("#", "type", "name", "module", "descriptor sets", "in", "out", "dispatch", "push"):
+        t.add_column(col, overflow="fold")
+    for s in f.segments:
+        sets = "; ".join(
+            f"set {d.set}: " + ", ".join(f"{b.binding}->r{b.resource}" for b in d.bindings)
+            for d in s.descriptor_sets
+        )
+        t.add_row(
+            str(s.index),
+            s.type,
+            s.name,
+            str(s.module),
+            sets,
+            ", ".join(f"{b.binding}->r{b.resource}" for b in s.inputs),
+            ", ".join(f"{b.binding}->r{b.resource}" for b in s.outputs),
+            "x".join(map(str, s.dispatch_shape)),
+            ", ".join(f"{r.offset}+{r.size} B" for r in s.push_constant_ranges),
+        )
+    out.print(t)
+    t = Table(title="resources")
+    for col in ("#", "category", "descriptor", "format", "shape", "alias", "sampler"):
+        t.add_column(col, overflow="fold")
+    for r in f.resources:
+        sampler = ""
+        if r.sampler is not None:
+            sampler = (
+                f"{r.sampler.min_filter.removeprefix('VK_FILTER_')}/"
+                + r.sampler.address_mode_u.removeprefix("VK_SAMPLER_ADDRESS_MODE_")
+            )
+        t.add_row(
+            str(r.index),
+            r.category,
+            (r.descriptor_type or "").removeprefix("VK_DESCRIPTOR_TYPE_"),
+            r.format.removeprefix("VK_FORMAT_"),
+            "x".join(map(str, r.shape)),
+            "" if r.alias_group is None else str(r.alias_group),
+            sampler,
+        )
+    out.print(t)
+    for c in f.constants:
+        out.print(f"constant {c.index}: resource r{c.resource}, {c.size} bytes")
+    names = ", ".join(f"{n} (binding {s.binding}, r{s.resource})" for n, s in f.inputs)
+    out.print(f"inputs: {names}")
+    names = ", ".join(f"{n} (binding {s.binding}, r{s.resource})" for n, s in f.outputs)
+    out.print(f"outputs: {names}")
+
+
+def _add_run_command() -> None:
+    from vgfc.cli_run import run
+    from vgfc.cli_verify import verify
+
+    cli.add_command(run)
+    cli.add_command(verify)
+
+
+_add_run_command()
 
 
 def main() -> None:

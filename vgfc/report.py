@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from functools import cache
-from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vgfc.ir import Graph
 from vgfc.partition import Plan
+from vgfc.resources import logical_bindings
+from vgfc.schema import load_schema
 
-__all__ = ["load_schema", "partition_json", "summarize_ops"]
+if TYPE_CHECKING:
+    from vgfc.compiler import Compilation
+
+__all__ = ["compile_report", "load_schema", "partition_json", "summarize_ops"]
 
 PARTITION_FORMAT = "vgfc.partition/1"
-
-
-@cache
-def load_schema(name: str) -> dict[str, Any]:
-    """A JSON schema shipped in ``vgfc/schemas`` (``schemas/`` at the top of the repository)."""
-    text = resources.files("vgfc").joinpath("schemas").joinpath(name).read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
 
 
 def summarize_ops(graph: Graph, indices: tuple[int, ...]) -> str:
@@ -73,3 +67,108 @@ def _op_json(graph: Graph, index: int) -> dict[str, Any]:
         out["name"] = op.custom_name
         out["domain"] = op.domain
     return out
+
+
+REPORT_FORMAT = "vgfc.report/1"
+
+
+def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
+    """What ``vgfc compile --report`` writes, documented by ``schemas/report.schema.json``."""
+    import hashlib
+
+    program = c.program
+    binding_of = logical_bindings(c.graph, c.plan)
+    shaders = []
+    for index, m in sorted(c.resolved.shaders.items()):
+        shaders.append(
+            {
+                "op": index,
+                "name": m.spec.name,
+                "language": m.spec.language,
+                "entry_point": m.spec.entry_point,
+                "spirv_bytes": len(m.spirv) if m.spirv is not None else None,
+                "local_size": list(m.info.local_size) if m.info and m.info.local_size else None,
+                "dispatch": list(m.dispatch),
+                "push_constant_bytes": m.spec.push_constant_size,
+                "bindings": [
+                    {
+                        "key": r.key,
+                        "tensor": r.tensor,
+                        "set": r.set,
+                        "binding": r.binding,
+                        "descriptor_type": r.descriptor_type,
+                        "format": r.format,
+                    }
+                    for r in m.spec.resources
+                ],
+            }
+        )
+    return {
+        "format": REPORT_FORMAT,
+        "model": c.graph.source,
+        "output": output,
+        "tosa_version": str(c.graph.version),
+        "vgf_bytes": len(c.vgf),
+        "vgf_sha256": hashlib.sha256(c.vgf).hexdigest(),
+        "partitions": partition_json(c.graph, c.plan)["partitions"],
+        "modules": [
+            {
+                "index": i,
+                "type": m.kind,
+                "name": m.name,
+                "entry_point": m.entry_point,
+                "code": "SPIR-V" if m.spirv is not None else (m.language or "none"),
+                "code_bytes": len(m.spirv) if m.spirv is not None else len(m.source or ""),
+            }
+            for i, m in enumerate(program.modules)
+        ],
+        "segments": [
+            {
+                "index": s.index,
+                "type": s.kind,
+                "name": s.name,
+                "module": s.module,
+                "partition": s.partition,
+                "dispatch": list(s.dispatch),
+                "push_constant_ranges": [
+                    {"stage_flags": r.stage_flags, "offset": r.offset, "size": r.size}
+                    for r in s.push_constant_ranges
+                ],
+                "descriptor_sets": [
+                    {"set": d.set, "bindings": [[x.binding, x.resource] for x in d.slots]}
+                    for d in s.descriptor_sets
+                ],
+                "inputs": [[x.binding, x.resource] for x in s.inputs],
+                "outputs": [[x.binding, x.resource] for x in s.outputs],
+                "constant_bindings": [list(b) for b in s.constant_bindings],
+            }
+            for s in program.segments
+        ],
+        "resources": [
+            {
+                "index": r.index,
+                "category": r.category.value,
+                "tensor": r.tensor,
+                "binding": binding_of.get(r.tensor) if r.category.value != "constant" else None,
+                "descriptor_type": r.descriptor_type,
+                "format": r.format,
+                "shape": list(r.shape),
+                "alias_group": r.alias_group,
+                "sampler": None if r.sampler is None else list(r.sampler.values()),
+            }
+            for r in program.resources
+        ],
+        "constants": [
+            {"index": i, "resource": res, "bytes": len(data)}
+            for i, (res, data) in enumerate(program.constants)
+        ],
+        "shaders": shaders,
+        "inputs": [
+            {"name": n, "binding": s.binding, "resource": s.resource} for n, s in program.inputs
+        ],
+        "outputs": [
+            {"name": n, "binding": s.binding, "resource": s.resource} for n, s in program.outputs
+        ],
+        "warnings": [d.as_dict() for d in c.warnings],
+        "timings": {name: round(seconds, 6) for name, seconds in c.timings},
+    }

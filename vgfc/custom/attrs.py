@@ -20,7 +20,7 @@ import jsonschema
 
 from vgfc.diagnostics import InputError, Location, did_you_mean
 from vgfc.ir import Graph, Operator
-from vgfc.report import load_schema
+from vgfc.schema import load_schema
 from vgfc.vulkan_names import (
     border_colors,
     descriptor_types,

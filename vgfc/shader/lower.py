@@ -180,10 +180,12 @@ def _dispatch(
         first = spec.outputs[0]
         tensor = graph.tensors[first.tensor]
         elements = tensor.element_count
-        if elements is not None and first.is_image and tensor.shape:
-            elements //= tensor.shape[-1]  # one invocation per texel
+        # A shader that works on images runs one invocation per texel (all C channels at once).
+        per_texel = any(r.is_image for r in spec.resources)
+        if elements is not None and per_texel and tensor.shape:
+            elements //= max(tensor.shape[-1], 1)
         if elements is not None and invocations < elements:
-            unit = "texels" if first.is_image else "elements"
+            unit = "texels" if per_texel else "elements"
             out.append(
                 Diagnostic(
                     Severity.WARNING,

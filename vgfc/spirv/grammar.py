@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from vgfc.diagnostics import ShaderError
 from vgfc.shader import cmeel_file
 
-__all__ = ["Grammar", "Operand", "core_grammar", "id_operands", "literal_string"]
+__all__ = [
+    "Grammar",
+    "Operand",
+    "core_grammar",
+    "enumerant",
+    "id_operands",
+    "literal_string",
+    "opcode",
+]
 
 Operand = tuple[str, str | None]  # (operand kind, quantifier "?", "*" or None)
 
@@ -113,3 +121,29 @@ def _decode_one(g: Grammar, kind: str, inst: array[int], pos: int, found: list[i
         for bit in (1 << b for b in range(32) if value >> b & 1):
             pos = _decode(g, params.get(bit, ()), inst, pos, found)
     return pos
+
+
+@functools.cache
+def _opcodes() -> dict[str, int]:
+    return {name: code for code, name in core_grammar().opnames.items()}
+
+
+def opcode(opname: str) -> int:
+    """The opcode of a core instruction, e.g. ``opcode("OpTypeTensorARM") == 4163``."""
+    try:
+        return _opcodes()[opname]
+    except KeyError:
+        raise KeyError(f"the SPIR-V core grammar has no instruction {opname!r}") from None
+
+
+@functools.cache
+def _enumerants(kind: str) -> dict[str, int]:
+    return {name: value for value, name in core_grammar().names[kind].items()}
+
+
+def enumerant(kind: str, name: str) -> int:
+    """The value of an enumerant, e.g. ``enumerant("StorageClass", "UniformConstant") == 0``."""
+    try:
+        return _enumerants(kind)[name]
+    except KeyError:
+        raise KeyError(f"the SPIR-V core grammar has no {kind} {name!r}") from None

@@ -1,0 +1,242 @@
+"""`vgfc compile` and `vgfc inspect`: the VGF is read by the official tools, matches the reference
+converter's structure except where vgfc is better by design, and is written deterministically and
+atomically."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from reference_tools import reference_convert, vgf_dump
+from samples_module import SAMPLES_DIR, load_samples_module
+
+from vgfc.compiler import compile_model
+from vgfc.schema import load_schema
+from vgfc.shader.spirv_tools import validate
+from vgfc.vgf_reader import VgfFile, decode, module_code, read_vgf
+
+SAMPLES = load_samples_module().SAMPLES
+NAMES = sorted(SAMPLES)
+
+
+def structure(f: VgfFile) -> dict[str, Any]:
+    """What must agree with the reference: segment kinds and order, resources (category,
+    descriptor type, format, shape, alias group), descriptor sets and segment I/O slots."""
+    return {
+        "segments": [
+            {
+                "type": s.type,
+                "sets": [
+                    (d.set, [(b.binding, b.resource) for b in d.bindings])
+                    for d in s.descriptor_sets
+                ],
+                "inputs": [(b.binding, b.resource) for b in s.inputs],
+                "outputs": [(b.binding, b.resource) for b in s.outputs],
+                "dispatch": s.dispatch_shape,
+            }
+            for s in f.segments
+        ],
+        "resources": [
+            (r.category, r.descriptor_type, r.format, r.shape, r.alias_group, r.sampler)
+            for r in f.resources
+        ],
+        "inputs": [(s.binding, s.resource) for _, s in f.inputs],
+        "outputs": [(s.binding, s.resource) for _, s in f.outputs],
+    }
+
+
+class Compiled:
+    """Samples compiled by vgfc and by the reference converter, on first use."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.cache: dict[str, tuple[Path, Path]] = {}
+
+    def __getitem__(self, name: str) -> tuple[Path, Path]:
+        if name not in self.cache:
+            model = SAMPLES_DIR / SAMPLES[name].filename
+            mine = self.out / f"{name}.vgfc.vgf"
+            mine.write_bytes(compile_model(model).vgf)
+            self.cache[name] = (mine, reference_convert(model, self.out / f"{name}.ref.vgf"))
+        return self.cache[name]
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Compiled:
+    return Compiled(tmp_path_factory.mktemp("vgf"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_vgf_dump_reads_every_output(compiled, name: str, tmp_path: Path) -> None:
+    mine, _ = compiled[name]
+    dumped = json.loads(vgf_dump(mine, tmp_path / "d.json").read_text())
+    assert len(dumped["modules"]) == len(read_vgf(mine).modules)
+    assert all(m["shader_code_available"] for m in dumped["modules"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_module_validates(compiled, name: str) -> None:
+    mine, _ = compiled[name]
+    data = mine.read_bytes()
+    f = decode(data)
+    for m in f.modules:
+        assert m.code == "SPIR-V"
+        code = module_code(data, m.index)
+        assert isinstance(code, bytes)
+        validate(code, "vulkan1.3")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_structure_matches_the_reference_converter(compiled, name: str) -> None:
+    """Equal except where vgfc is better by design: fewer segments (mixed), SPIR-V instead of
+    source, push-constant ranges, operator names and complete bindings for duplicated inputs."""
+    mine, ref = (read_vgf(p) for p in compiled[name])
+    if name == "mixed":
+        assert len(mine.segments) == 6 and len(ref.segments) == 7
+        return
+    a, b = structure(mine), structure(ref)
+    if name == "dup":
+        # The reference drops one of the two bindings of custom(t, t); vgfc keeps both.
+        (ref_set,) = b["segments"][1]["sets"]
+        (my_set,) = a["segments"][1]["sets"]
+        assert [x[0] for x in ref_set[1]] == [0, 2] and [x[0] for x in my_set[1]] == [0, 1, 2]
+        a["segments"][1]["sets"] = b["segments"][1]["sets"]
+    assert a == b
+    assert [m.type for m in mine.modules] == [m.type for m in ref.modules]
+    shaders = [m for m in mine.modules if m.type == "COMPUTE"]
+    assert all(not m.name.startswith("graph_partition_") for m in shaders)  # operator names kept
+
+
+def test_push_constant_ranges_are_written(compiled) -> None:
+    mine, ref = (read_vgf(p) for p in compiled["push"])
+    compute = [s for s in mine.segments if s.type == "COMPUTE"]
+    assert [(r.stage_flags, r.offset, r.size) for r in compute[0].push_constant_ranges] == [
+        (0x20, 0, 8)
+    ]
+    assert all(not s.push_constant_ranges for s in ref.segments)  # the reference writes none
+
+
+def test_output_names_are_the_graph_tensor_names(compiled) -> None:
+    mine = read_vgf(compiled["image"][0])
+    assert [n for n, _ in mine.inputs] == ["input-0"]
+    assert [n for n, _ in mine.outputs] == ["result-0", "result-1"]
+
+
+@pytest.mark.parametrize("name", ["mixed", "image", "sets"])
+def test_compiling_twice_gives_the_same_bytes(cli, tmp_path: Path, name: str) -> None:
+    model = SAMPLES_DIR / SAMPLES[name].filename
+    a, b = tmp_path / "a.vgf", tmp_path / "b.vgf"
+    assert cli("compile", str(model), "-o", str(a), "-q").code == 0
+    assert cli("compile", str(model), "-o", str(b), "-q").code == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_failing_compile_writes_nothing_and_keeps_the_old_file(cli, tmp_path: Path) -> None:
+    from tosa_factory import T, build, custom
+
+    bad = tmp_path / "bad.tosa"
+    attrs = {
+        "entry_point": "main",
+        "workgroup_sizes": [1, 1, 1],
+        "shader_language": "GLSL",
+        "shader_code": "#version 450\nvoid main() { oops }\n",
+        "input_0_binding": 0,
+        "input_0_descriptorset": 0,
+        "input_0_vkdescriptortype": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER",
+        "input_0_vkformat": "VK_FORMAT_R32_SFLOAT",
+        "output_0_binding": 1,
+        "output_0_descriptorset": 0,
+        "output_0_vkdescriptortype": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER",
+        "output_0_vkformat": "VK_FORMAT_R32_SFLOAT",
+    }
+    bad.write_bytes(build([T("x"), T("y")], [custom(["x"], ["y"], attrs=attrs)], ["x"], ["y"]))
+    out, report = tmp_path / "out.vgf", tmp_path / "r.json"
+    run = cli("compile", str(bad), "-o", str(out), "--report", str(report))
+    assert run.code == 1 and "GLSL compilation failed" in run.err
+    assert not out.exists() and not report.exists()
+
+    out.write_bytes(b"previous")
+    assert cli("compile", str(bad), "-o", str(out)).code == 1
+    assert out.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.tosa", "out.vgf"]
+
+
+def test_report_follows_its_schema(cli, tmp_path: Path) -> None:
+    out, report = tmp_path / "m.vgf", tmp_path / "r.json"
+    run = cli("compile", str(SAMPLES_DIR / "mixed.tosa"), "-o", str(out), "--report", str(report))
+    assert run.code == 0, run.err
+    doc = json.loads(report.read_text())
+    jsonschema.validate(doc, load_schema("report.schema.json"))
+    assert doc["vgf_bytes"] == out.stat().st_size
+    assert [s["type"] for s in doc["segments"]] == [
+        "graph",
+        "compute",
+        "graph",
+        "compute",
+        "compute",
+        "graph",
+    ]
+    assert set(doc["timings"]) == {
+        "read",
+        "verify",
+        "partition",
+        "shaders",
+        "lower",
+        "resources",
+        "emit",
+    }
+    assert {s["name"] for s in doc["shaders"]} == {"leaky_relu", "square", "channel_reverse"}
+
+
+def test_keep_source_stores_the_shader_text(cli, tmp_path: Path) -> None:
+    out = tmp_path / "m.vgf"
+    assert (
+        cli("compile", str(SAMPLES_DIR / "chain.tosa"), "-o", str(out), "--keep-source", "-q").code
+        == 0
+    )
+    f = read_vgf(out)
+    assert [m.code for m in f.modules] == ["GLSL", "GLSL"]
+    assert "#version 450" in str(module_code(out.read_bytes(), 0))
+
+
+def test_default_output_is_next_to_the_model(cli, tmp_path: Path) -> None:
+    model = tmp_path / "chain.tosa"
+    model.write_bytes((SAMPLES_DIR / "chain.tosa").read_bytes())
+    run = cli("compile", str(model))
+    assert run.code == 0, run.err
+    assert (tmp_path / "chain.vgf").exists()
+    assert "2 segments" in run.out
+
+
+def test_inspect_reads_reference_files_too(cli, compiled) -> None:
+    _, ref = compiled["simple"]
+    run = cli("inspect", str(ref))
+    assert run.code == 0, run.err
+    assert "graph_partition_1" in run.out and "GLSL" in run.out
+    doc = json.loads(cli("inspect", str(ref), "--json").out)
+    assert [s["type"] for s in doc["segments"]] == ["GRAPH", "COMPUTE", "GRAPH"]
+
+
+@pytest.mark.parametrize("name", ["chain", "image", "dup", "mixed"])
+def test_inspect_golden(cli, compiled, name: str) -> None:
+    import os
+
+    mine, _ = compiled[name]
+    text = cli("inspect", str(mine), "--json").out
+    golden = Path(__file__).resolve().parent / "golden" / "inspect" / f"{name}.json"
+    if os.environ.get("VGFC_UPDATE_GOLDENS"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text)
+    assert golden.exists(), f"{golden} is missing: run with VGFC_UPDATE_GOLDENS=1"
+    assert text == golden.read_text()
+
+
+def test_inspect_rejects_a_non_vgf_file(cli, tmp_path: Path) -> None:
+    bad = tmp_path / "x.vgf"
+    bad.write_bytes(b"not a vgf file at all" * 10)
+    run = cli("inspect", str(bad))
+    assert run.code == 1
+    assert run.err.startswith(f"error: {bad}: ")

@@ -1,0 +1,965 @@
+"""ML partitions lowered to SPIR-V graph modules, checked three ways.
+
+* Every module vgfc writes passes ``spirv-val --target-env vulkan1.3`` (SPIRV-Tools in-process).
+* Differential: each one-op model of the catalogue below (every TOSA.001000.1 instruction, the
+  base-profile element types, every attribute enum value) is also converted by the reference
+  converter (model-converter 0.11); both modules are reduced to a structural form (ids replaced
+  by what they define) that must be equal, and so must the graph constants' bytes.
+* The real models in ``tests/data/real`` and the bundled samples lower and validate.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+import vgfpy
+from samples_module import SAMPLES_DIR
+from tosa_factory import Op, T, build
+
+import vgfc
+from vgfc.diagnostics import UnsupportedError
+from vgfc.ir import Graph
+from vgfc.lower_graph import GraphModule, lower_partition
+from vgfc.partition import PartitionKind
+from vgfc.shader import disassemble, validate
+
+REAL = Path(__file__).resolve().parent / "data" / "real"
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+# -- the catalogue of one-op models ----------------------------------------------------------
+
+NUMPY: dict[str, Any] = {
+    "BOOL": np.bool_,
+    "INT8": np.int8,
+    "INT16": np.int16,
+    "INT32": np.int32,
+    "FP32": np.float32,
+    "FP16": np.float16,
+    "BF16": ml_dtypes.bfloat16,
+    "FP8E4M3": ml_dtypes.float8_e4m3fn,
+}
+PROPAGATE, IGNORE = 1, 2  # NanPropagationMode in tosa.fbs
+ACC = {"INT32": 5, "INT48": 6, "FP32": 7, "FP16": 8}  # DType codes in tosa.fbs
+FLOATS = ("FP32", "FP16", "BF16")
+INTS = ("INT8", "INT16", "INT32")
+ALL = ("BOOL", *INTS, *FLOATS)
+
+
+@dataclass(frozen=True)
+class X:
+    """A graph input."""
+
+    dtype: str
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class C:
+    """A CONST: ``values`` is broadcast to the shape; ``None`` means seeded random values."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    values: Any = None
+
+
+@dataclass(frozen=True)
+class S:
+    """A CONST_SHAPE."""
+
+    values: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    op: str
+    inputs: tuple[X | C | S, ...]
+    outputs: tuple[X, ...]
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    def model(self) -> bytes:
+        return one_op_model(self)
+
+
+def _constant_data(c: C, seed: int) -> np.ndarray | bytes:
+    if c.dtype == "INT48":  # six little-endian bytes per element
+        values = np.broadcast_to(np.asarray(7 if c.values is None else c.values), c.shape)
+        return b"".join(int(v).to_bytes(6, "little", signed=True) for v in values.ravel())
+    if c.values is not None:
+        return np.broadcast_to(np.asarray(c.values).astype(NUMPY[c.dtype]), c.shape).copy()
+    rng = np.random.default_rng(seed)
+    if c.dtype == "BOOL":
+        return rng.integers(0, 2, c.shape).astype(np.bool_)
+    if c.dtype.startswith("INT"):
+        return rng.integers(-100, 100, c.shape).astype(NUMPY[c.dtype])
+    return rng.uniform(-2, 2, c.shape).astype(np.float32).astype(NUMPY[c.dtype])
+
+
+_TABLE_NAMES = {
+    "ARGMAX": "ArgMax",
+    "FFT2D": "FFT2d",
+    "RFFT2D": "RFFT2d",
+    "MATMUL": "MatMul",
+    "INTDIV": "IntDiv",
+}
+
+
+def _attribute_table(op: str) -> str:
+    """``CONV2D`` -> ``Conv2dAttribute``: the attribute table tosa.fbs pairs with the op."""
+    name = "".join(w.capitalize() for w in op.split("_"))
+    return _TABLE_NAMES.get(op, name) + "Attribute"
+
+
+def one_op_model(case: Case) -> bytes:
+    """The case as a TOSA flatbuffer: constants, then the op; every non-constant is an input."""
+    tensors, ops, shapes, names, inputs = [], [], [], [], []
+    for i, spec in enumerate(case.inputs):
+        if isinstance(spec, X):
+            name = f"in{i}"
+            tensors.append(T(name, spec.shape, spec.dtype))
+            inputs.append(name)
+        elif isinstance(spec, C):
+            name = f"const{i}"
+            tensors.append(T(name, spec.shape, spec.dtype, _constant_data(spec, i)))
+            ops.append(Op("CONST", [], [name], "ConstAttribute"))
+        else:
+            name = f"shape{i}"
+            shapes.append((name, len(spec.values), spec.values))
+            ops.append(Op("CONST_SHAPE", [], [name], "ConstShapeAttribute"))
+        names.append(name)
+    outs = [f"out{i}" for i in range(len(case.outputs))]
+    tensors += [T(n, o.shape, o.dtype) for n, o in zip(outs, case.outputs, strict=True)]
+    ops.append(Op(case.op, names, outs, _attribute_table(case.op), case.fields))
+    return build(tensors, ops, inputs, outs, shapes=shapes)
+
+
+def _zp(dtype: str, value: int = 0) -> C:
+    return C(dtype, (1,), value)
+
+
+def _raw(dtype: str, value: float) -> bytes:
+    return np.asarray([value]).astype(NUMPY[dtype]).tobytes()
+
+
+def _elementwise(add: Callable[..., None]) -> None:
+    sh, bsh = (2, 3, 4), (1, 3, 4)
+    unary_fp = ("ERF", "SIGMOID", "TANH", "CEIL", "FLOOR", "COS", "SIN", "EXP", "LOG")
+    for op in (*unary_fp, "RECIPROCAL", "RSQRT"):
+        for dt in FLOATS:
+            add(f"{op}_{dt}", op, [X(dt, sh)], [X(dt, sh)])
+    for op, dts in (("ABS", ("INT32", *FLOATS)), ("BITWISE_NOT", INTS), ("CLZ", ("INT32",))):
+        for dt in dts:
+            add(f"{op}_{dt}", op, [X(dt, sh)], [X(dt, sh)])
+    add("LOGICAL_NOT_BOOL", "LOGICAL_NOT", [X("BOOL", sh)], [X("BOOL", sh)])
+    for dt, zp in (("INT8", 5), ("INT16", 0), ("INT32", 0), *((f, 0) for f in FLOATS)):
+        add(f"NEGATE_{dt}", "NEGATE", [X(dt, sh), _zp(dt, zp), _zp(dt, -zp)], [X(dt, sh)])
+    binary = (
+        ("ADD", ("INT32", *FLOATS)),
+        ("SUB", ("INT32", *FLOATS)),
+        ("POW", FLOATS),
+        ("INTDIV", ("INT32",)),
+        ("BITWISE_AND", INTS),
+        ("BITWISE_OR", INTS),
+        ("BITWISE_XOR", INTS),
+        ("LOGICAL_LEFT_SHIFT", INTS),
+        ("LOGICAL_RIGHT_SHIFT", INTS),
+        ("LOGICAL_AND", ("BOOL",)),
+        ("LOGICAL_OR", ("BOOL",)),
+        ("LOGICAL_XOR", ("BOOL",)),
+    )
+    for op, dts in binary:
+        for dt in dts:  # the second input broadcasts
+            add(f"{op}_{dt}", op, [X(dt, sh), X(dt, bsh)], [X(dt, sh)])
+    for op in ("MAXIMUM", "MINIMUM"):
+        for dt in ("INT32", *FLOATS):
+            mode = IGNORE if dt == "FP16" else PROPAGATE
+            add(f"{op}_{dt}", op, [X(dt, sh), X(dt, sh)], [X(dt, sh)], nan_mode=mode)
+    for dt in INTS:
+        add(
+            f"ARITHMETIC_RIGHT_SHIFT_{dt}",
+            "ARITHMETIC_RIGHT_SHIFT",
+            [X(dt, sh), X(dt, sh)],
+            [X(dt, sh)],
+            round=dt == "INT8",
+        )
+    for op in ("EQUAL", "GREATER", "GREATER_EQUAL"):
+        for dt in ("INT32", *FLOATS):
+            add(f"{op}_{dt}", op, [X(dt, sh), X(dt, bsh)], [X("BOOL", sh)])
+    for dt, out in (
+        ("INT8", "INT32"),
+        ("INT16", "INT32"),
+        ("INT32", "INT32"),
+        *((f, f) for f in FLOATS),
+    ):
+        shift = C("INT8", (1,), 3 if dt == "INT32" else 0)
+        add(f"MUL_{dt}", "MUL", [X(dt, sh), X(dt, sh), shift], [X(out, sh)])
+    add("TABLE_INT8", "TABLE", [X("INT8", sh), C("INT8", (256,))], [X("INT8", sh)])
+    add("TABLE_INT16", "TABLE", [X("INT16", sh), C("INT16", (513,))], [X("INT32", sh)])
+    for dt in ALL:
+        add(f"SELECT_{dt}", "SELECT", [X("BOOL", sh), X(dt, sh), X(dt, sh)], [X(dt, sh)])
+    for dt, lo, hi in (("INT8", -5, 7), ("INT16", -300, 300), *((f, -1.5, 2.25) for f in FLOATS)):
+        add(
+            f"CLAMP_{dt}",
+            "CLAMP",
+            [X(dt, sh)],
+            [X(dt, sh)],
+            min_val=_raw(dt, lo),
+            max_val=_raw(dt, hi),
+            nan_mode=IGNORE if dt == "FP16" else PROPAGATE,
+        )
+
+
+def _reductions_and_layout(add: Callable[..., None]) -> None:
+    sh = (2, 3, 4)
+    for op, dts in (
+        ("REDUCE_ALL", ("BOOL",)),
+        ("REDUCE_ANY", ("BOOL",)),
+        ("REDUCE_PRODUCT", FLOATS),
+        ("REDUCE_SUM", ("INT32", *FLOATS)),
+    ):
+        for dt in dts:
+            add(f"{op}_{dt}", op, [X(dt, sh)], [X(dt, (2, 1, 4))], axis=1)
+    for op in ("REDUCE_MAX", "REDUCE_MIN"):
+        for dt in (*INTS, *FLOATS):
+            mode = IGNORE if dt == "FP32" else PROPAGATE
+            add(f"{op}_{dt}", op, [X(dt, sh)], [X(dt, (2, 3, 1))], axis=2, nan_mode=mode)
+    for dt in ("INT8", "INT16", *FLOATS):
+        mode = IGNORE if dt == "BF16" else PROPAGATE
+        add(f"ARGMAX_{dt}", "ARGMAX", [X(dt, sh)], [X("INT32", (2, 4))], axis=1, nan_mode=mode)
+    for dt in ALL:
+        add(
+            f"CONCAT_{dt}",
+            "CONCAT",
+            [X(dt, sh), X(dt, (2, 1, 4)), X(dt, (2, 2, 4))],
+            [X(dt, (2, 6, 4))],
+            axis=1,
+        )
+        add(
+            f"PAD_{dt}",
+            "PAD",
+            [X(dt, sh), S((0, 0, 1, 2, 3, 0)), C(dt, (1,), 0)],
+            [X(dt, (2, 6, 7))],
+        )
+        add(f"RESHAPE_{dt}", "RESHAPE", [X(dt, sh), S((6, 4))], [X(dt, (6, 4))])
+        add(f"REVERSE_{dt}", "REVERSE", [X(dt, sh)], [X(dt, sh)], axis=2)
+        add(f"SLICE_{dt}", "SLICE", [X(dt, sh), S((0, 1, 1)), S((2, 2, 3))], [X(dt, (2, 2, 3))])
+        add(f"TILE_{dt}", "TILE", [X(dt, sh), S((1, 2, 3))], [X(dt, (2, 6, 12))])
+        add(f"TRANSPOSE_{dt}", "TRANSPOSE", [X(dt, sh)], [X(dt, (4, 2, 3))], perms=[2, 0, 1])
+    for dt in (*INTS, *FLOATS):
+        add(f"GATHER_{dt}", "GATHER", [X(dt, (2, 5, 3)), X("INT32", (2, 4))], [X(dt, (2, 4, 3))])
+        add(
+            f"SCATTER_{dt}",
+            "SCATTER",
+            [X(dt, (2, 5, 3)), X("INT32", (2, 2)), X(dt, (2, 2, 3))],
+            [X(dt, (2, 5, 3))],
+        )
+    for dt, out, mode in (
+        ("INT8", "INT8", 1),
+        ("INT8", "INT32", 2),
+        ("INT16", "INT16", 1),
+        ("INT16", "INT48", 2),
+        ("FP32", "FP32", 2),
+        ("FP16", "FP16", 1),
+        ("BF16", "BF16", 2),
+    ):
+        add(
+            f"RESIZE_{dt}_{out}",
+            "RESIZE",
+            [X(dt, (1, 4, 4, 2)), S((4, 2, 4, 2)), S((-1, -1)), S((1, 1))],
+            [X(out, (1, 8, 8, 2))],
+            mode=mode,
+        )
+    casts = {
+        "BOOL": ("INT8", "INT16", "INT32"),
+        "INT8": ("BOOL", "INT16", "INT32", *FLOATS),
+        "INT16": ("BOOL", "INT8", "INT32", *FLOATS),
+        "INT32": ("BOOL", "INT8", "INT16", *FLOATS),
+        "FP32": ("INT8", "INT16", "INT32", "FP16", "BF16"),
+        "FP16": ("INT8", "INT16", "INT32", "FP32"),
+        "BF16": ("INT8", "INT16", "INT32", "FP32"),
+    }
+    for src, dsts in casts.items():
+        for dst in dsts:
+            add(f"CAST_{src}_{dst}", "CAST", [X(src, sh)], [X(dst, sh)])
+    for src, dst, scale32, rounding, per_channel in (
+        ("INT8", "INT8", True, 1, False),
+        ("INT8", "INT32", True, 3, True),
+        ("INT16", "INT16", False, 1, False),
+        ("INT32", "INT8", True, 2, True),
+        ("INT48", "INT16", False, 3, False),
+    ):
+        n = 4 if per_channel else 1
+        izp, ozp = C(src, (1,), 3 if src == "INT8" else 0), C(dst, (1,), -2 if dst == "INT8" else 0)
+        mult = C("INT32" if scale32 else "INT16", (n,), 1 << 14)
+        add(
+            f"RESCALE_{src}_{dst}_{rounding}",
+            "RESCALE",
+            [X(src, sh), mult, C("INT8", (n,), 20), izp, ozp],
+            [X(dst, sh)],
+            scale32=scale32,
+            rounding_mode=rounding,
+            per_channel=per_channel,
+            input_unsigned=False,
+            output_unsigned=src == dst == "INT8",
+        )
+
+
+def _tensor_ops(add: Callable[..., None]) -> None:
+    # (input, weight, output, accumulator) types of the convolutions.
+    for it, wt, ot, acc in (
+        ("INT8", "INT8", "INT32", "INT32"),
+        ("INT16", "INT8", "INT48", "INT48"),
+        ("FP32", "FP32", "FP32", "FP32"),
+        ("FP16", "FP16", "FP16", "FP16"),
+        ("FP16", "FP16", "FP16", "FP32"),
+        ("BF16", "BF16", "BF16", "FP32"),
+    ):
+        # An INT48 bias cannot be a CONST the reference converter reads: make it an input.
+        bias: X | C = X("INT48", (4,)) if ot == "INT48" else C(ot, (4,))
+        zps = (_zp(it, 3 if it == "INT8" else 0), _zp(wt))
+        common = {"local_bound": it == "FP16", "acc_type": ACC[acc]}
+        name = f"{it}_{acc}"
+        add(
+            f"CONV2D_{name}",
+            "CONV2D",
+            [X(it, (1, 6, 6, 3)), C(wt, (4, 3, 3, 3)), bias, *zps],
+            [X(ot, (1, 3, 6, 4))],
+            pad=[0, 1, 1, 1],
+            stride=[2, 1],
+            dilation=[1, 1],
+            **common,
+        )
+        add(
+            f"CONV3D_{name}",
+            "CONV3D",
+            [X(it, (1, 3, 6, 6, 3)), C(wt, (4, 2, 3, 3, 3)), bias, *zps],
+            [X(ot, (1, 2, 4, 4, 4))],
+            pad=[0] * 6,
+            stride=[1, 1, 1],
+            dilation=[1, 1, 1],
+            **common,
+        )
+        add(
+            f"DEPTHWISE_CONV2D_{name}",
+            "DEPTHWISE_CONV2D",
+            [X(it, (1, 6, 6, 2)), C(wt, (3, 3, 2, 2)), bias, *zps],
+            [X(ot, (1, 4, 4, 4))],
+            pad=[0] * 4,
+            stride=[1, 1],
+            dilation=[1, 1],
+            **common,
+        )
+        add(
+            f"TRANSPOSE_CONV2D_{name}",
+            "TRANSPOSE_CONV2D",
+            [X(it, (1, 4, 4, 3)), C(wt, (4, 3, 3, 3)), bias, *zps],
+            [X(ot, (1, 6, 6, 4))],
+            out_pad=[0] * 4,
+            stride=[1, 1],
+            **common,
+        )
+    for a, out in (
+        ("INT8", "INT32"),
+        ("INT16", "INT48"),
+        ("FP16", "FP16"),
+        ("FP16", "FP32"),
+        ("FP32", "FP32"),
+        ("BF16", "FP32"),
+    ):
+        add(
+            f"MATMUL_{a}_{out}",
+            "MATMUL",
+            [X(a, (1, 3, 5)), X(a, (1, 5, 2)), _zp(a, 3 if a == "INT8" else 0), _zp(a)],
+            [X(out, (1, 3, 2))],
+        )
+    for dt, acc in (
+        ("INT8", "INT32"),
+        ("INT16", "INT32"),
+        ("FP32", "FP32"),
+        ("FP16", "FP16"),
+        ("FP16", "FP32"),
+        ("BF16", "FP32"),
+    ):
+        zp = 4 if dt == "INT8" else 0
+        add(
+            f"AVG_POOL2D_{dt}_{acc}",
+            "AVG_POOL2D",
+            [X(dt, (1, 6, 6, 2)), _zp(dt, zp), _zp(dt, -zp)],
+            [X(dt, (1, 3, 3, 2))],
+            kernel=[2, 2],
+            stride=[2, 2],
+            pad=[0] * 4,
+            acc_type=ACC[acc],
+        )
+    for dt in ("INT8", "INT16", *FLOATS):
+        add(
+            f"MAX_POOL2D_{dt}",
+            "MAX_POOL2D",
+            [X(dt, (1, 6, 6, 2))],
+            [X(dt, (1, 3, 3, 2))],
+            kernel=[3, 3],
+            stride=[2, 2],
+            pad=[1, 0, 1, 0],
+            nan_mode=IGNORE if dt == "FP32" else PROPAGATE,
+        )
+    add(
+        "FFT2D_FP32",
+        "FFT2D",
+        [X("FP32", (1, 4, 8))] * 2,
+        [X("FP32", (1, 4, 8))] * 2,
+        inverse=True,
+        local_bound=False,
+    )
+    add(
+        "RFFT2D_FP32",
+        "RFFT2D",
+        [X("FP32", (1, 4, 8))],
+        [X("FP32", (1, 4, 5))] * 2,
+        local_bound=True,
+    )
+
+
+def _constants(add: Callable[..., None]) -> None:
+    """How constants are encoded: null, replicated, nested composites, graph constants."""
+    sh = (2, 3, 4)
+    add("IDENTITY_FP32", "IDENTITY", [X("FP32", sh)], [X("FP32", sh)])
+    add("ABS_SCALAR", "ABS", [X("FP32", ())], [X("FP32", ())])
+    add("ADD_CONST_SCALAR", "ADD", [X("FP32", ()), C("FP32", (), 3.0)], [X("FP32", ())])
+    add("ADD_CONST_2D", "ADD", [X("FP32", (2, 3)), C("FP32", (2, 3))], [X("FP32", (2, 3))])
+    add(
+        "ADD_CONST_SPLAT_3D",
+        "ADD",
+        [X("INT32", (2, 2, 2)), C("INT32", (2, 2, 2), 7)],
+        [X("INT32", (2, 2, 2))],
+    )
+    add("ADD_CONST_SPLAT_16", "ADD", [X("FP32", (16,)), C("FP32", (16,), 2.5)], [X("FP32", (16,))])
+    add("ADD_CONST_SPLAT_17", "ADD", [X("FP32", (17,)), C("FP32", (17,), 2.5)], [X("FP32", (17,))])
+    add(
+        "SELECT_CONST_BOOL",
+        "SELECT",
+        [C("BOOL", sh), X("FP32", sh), X("FP32", sh)],
+        [X("FP32", sh)],
+    )
+    add("CAST_CONST_FP8", "CAST", [C("FP8E4M3", sh)], [X("FP16", sh)])
+    add("CAST_FP8E5M2_FP16", "CAST", [X("FP8E5M2", sh)], [X("FP16", sh)])
+    add(
+        "RESCALE_CONST_INT48",
+        "RESCALE",
+        [
+            C("INT48", sh),
+            C("INT16", (1,), 1 << 14),
+            C("INT8", (1,), 20),
+            C("INT48", (1,), 0),
+            C("INT16", (1,), 0),
+        ],
+        [X("INT16", sh)],
+        scale32=False,
+        rounding_mode=1,
+        per_channel=False,
+        input_unsigned=False,
+        output_unsigned=False,
+    )
+    add(
+        "CONV2D_ZERO_BIAS",
+        "CONV2D",
+        [
+            X("FP32", (1, 4, 4, 2)),
+            C("FP32", (3, 1, 1, 2), 1.0),
+            C("FP32", (3,), 0.0),
+            C("FP32", (1,), -0.0),
+            _zp("FP32"),
+        ],
+        [X("FP32", (1, 4, 4, 3))],
+        pad=[0] * 4,
+        stride=[1, 1],
+        dilation=[1, 1],
+        local_bound=False,
+        acc_type=ACC["FP32"],
+    )
+
+
+def catalogue() -> list[Case]:
+    cases: list[Case] = []
+
+    def add(name: str, op: str, ins: list[Any], outs: list[X], **fields: Any) -> None:
+        cases.append(Case(name, op, tuple(ins), tuple(outs), fields))
+
+    for part in (_elementwise, _reductions_and_layout, _tensor_ops, _constants):
+        part(add)
+    return cases
+
+
+CASES = catalogue()
+CASE_IDS = [c.name for c in CASES]
+
+
+# -- lowering and comparing --------------------------------------------------------------------
+
+
+def lower_model(data: bytes, **options: Any) -> tuple[Graph, list[GraphModule]]:
+    """Every ML partition lowered; bindings: model inputs, model outputs, then the rest."""
+    graph = vgfc.loads(data, source="m.tosa")
+    modules = []
+    for p in vgfc.partition(graph).partitions:
+        if p.kind is PartitionKind.ML:
+            names = dict.fromkeys([*graph.inputs, *graph.outputs, *p.inputs, *p.outputs])
+            bindings = {name: i for i, name in enumerate(names)}
+            modules.append(lower_partition(graph, p, bindings, **options))
+    return graph, modules
+
+
+def structure(spirv: bytes) -> dict[str, Any]:
+    """A module's meaning without its id numbering: every id is replaced by what defines it.
+
+    Duplicate declarations (the reference converter repeats some) collapse, instruction order
+    inside the global section does not matter; capabilities, extensions, the graph's type, its
+    instructions in order, its outputs and the interface variables' bindings do.
+    """
+    defs: dict[str, tuple[str, list[str]]] = {}
+    lines = []
+    for line in disassemble(spirv).splitlines():
+        tokens = shlex.split(line.strip(), posix=False)
+        if not tokens or tokens[0].startswith(";"):
+            continue
+        result = tokens[0] if len(tokens) > 2 and tokens[1] == "=" else None
+        op, args = (tokens[2], tokens[3:]) if result else (tokens[0], tokens[1:])
+        if result:
+            defs[result] = (op, args)
+        lines.append((result, op, args))
+    results: dict[str, int] = {}
+
+    def meaning(token: str) -> Any:
+        if not token.startswith("%"):
+            return token
+        op, args = defs[token]
+        if op == "OpExtInst":
+            return ("result", results[token])
+        if op == "OpCompositeExtract":
+            return ("extract", meaning(args[1]), args[2])
+        return (op, *(meaning(a) for a in args))
+
+    found: dict[str, Any] = {"capabilities": set(), "extensions": set(), "instructions": []}
+    found["outputs"], found["interface"], decorations = [], [], {}
+    for result, op, args in lines:
+        if op == "OpCapability":
+            found["capabilities"].add(args[0])
+        elif op == "OpExtension":
+            found["extensions"].add(args[0])
+        elif op == "OpDecorate":
+            decorations.setdefault(args[0], {})[args[1]] = args[2:]
+        elif op == "OpGraphARM":
+            found["graph"] = meaning(args[0])
+        elif op == "OpExtInst" and result:
+            results[result] = len(found["instructions"])
+            found["instructions"].append((args[2], *(meaning(a) for a in (args[0], *args[3:]))))
+        elif op == "OpGraphSetOutputARM":
+            found["outputs"].append(tuple(meaning(a) for a in args))
+        elif op == "OpGraphEntryPointARM":
+            found["interface"] = [(meaning(v), decorations.get(v)) for v in args[2:]]
+    return found
+
+
+def _tool(name: str, distribution: str) -> str | None:
+    """A command-line tool of a test dependency: next to Python, on PATH, or in its package."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return str(beside)
+    if found := shutil.which(name):
+        return found
+    try:
+        files = metadata.distribution(distribution).files or ()
+    except metadata.PackageNotFoundError:
+        return None
+    return next((str(f.locate()) for f in files if f.name == name and "bin" in f.parts), None)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the reference converter wrote: SPIR-V modules by name, constants by graph id."""
+
+    modules: dict[str, bytes]
+    constants: dict[int, bytes]
+
+
+def read_vgf(path: Path) -> Reference:
+    data = path.read_bytes()
+    header = vgfpy.CreateHeaderDecoder(data, vgfpy.HeaderSize(), len(data))
+
+    def section(offset: int, size: int) -> bytes:
+        return data[offset : offset + size]
+
+    raw = section(header.GetModuleTableOffset(), header.GetModuleTableSize())
+    table = vgfpy.CreateModuleTableDecoder(raw, len(raw))
+    modules = {
+        table.getModuleName(i): bytes(table.getSPIRVModuleCode(i))
+        for i in range(table.size())
+        if table.hasSPIRVCode(i)
+    }
+    raw = section(header.GetConstantsOffset(), header.GetConstantsSize())
+    decoder = vgfpy.CreateConstantDecoder(raw, len(raw))
+    values = [bytes(decoder.getConstant(i)) for i in range(decoder.size())]
+    raw = section(header.GetModelSequenceTableOffset(), header.GetModelSequenceTableSize())
+    sequence = vgfpy.CreateModelSequenceTableDecoder(raw, len(raw))
+    constants = {
+        b.graphConstantId: values[b.constantIndex]
+        for s in range(sequence.modelSequenceTableSize())
+        for b in sequence.getSegmentConstantBindings(s)
+    }
+    return Reference(modules, constants)
+
+
+@pytest.fixture(scope="session")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, bytes], Reference]:
+    """``(name, model bytes) -> Reference``; the catalogue is converted up front, in parallel."""
+    program = _tool("model-converter", "ai-ml-sdk-model-converter")
+    if program is None:
+        message = "the reference converter (model-converter) is not installed"
+        if IN_CI:
+            pytest.fail(f"{message}; CI must install the test extras")
+        pytest.skip(message)
+    folder = tmp_path_factory.mktemp("reference")
+
+    def convert(name: str, model: bytes) -> Reference | str:
+        source, out = folder / f"{name}.tosa", folder / f"{name}.vgf"
+        source.write_bytes(model)
+        run = subprocess.run(
+            [program, "--input", str(source), "--output", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if run.returncode:
+            return f"model-converter failed on {name}: {(run.stdout + run.stderr)[-1500:]}"
+        return read_vgf(out)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        models = [c.model() for c in CASES]
+        done = dict(zip(CASE_IDS, pool.map(convert, CASE_IDS, models), strict=True))
+
+    def get(name: str, model: bytes) -> Reference:
+        result = done[name] if name in done else convert(name, model)
+        if isinstance(result, str):
+            pytest.fail(result)
+        return result
+
+    return get
+
+
+def assert_matches_reference(ours: GraphModule, theirs: Reference) -> None:
+    assert ours.name in theirs.modules, f"the reference has no module {ours.name}"
+    expected = structure(theirs.modules[ours.name])
+    got = structure(ours.spirv)
+    for key in expected:
+        assert got[key] == expected[key], f"{key} differs from the reference converter's"
+    assert {c.id: c.data for c in ours.constants} == {
+        i: theirs.constants[i] for i in (c.id for c in ours.constants) if i in theirs.constants
+    }
+    assert {c.id for c in ours.constants} == set(theirs.constants)
+
+
+# -- the catalogue: every module validates and matches the reference converter's ---------------
+
+
+def test_catalogue_covers_every_instruction() -> None:
+    from vgfc.spirv.extinst import tosa_instructions
+
+    assert set(tosa_instructions()) <= {c.op for c in CASES}
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_lowers_and_validates(case: Case) -> None:
+    _, (module,) = lower_model(case.model())
+    validate(module.spirv, "vulkan1.3")
+    ops = [i[0] for i in structure(module.spirv)["instructions"]]
+    assert ops == ([] if case.op == "IDENTITY" else [case.op])
+    assert module.inputs == tuple(f"in{i}" for i, x in enumerate(case.inputs) if isinstance(x, X))
+    assert module.outputs == tuple(f"out{i}" for i in range(len(case.outputs)))
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_matches_reference_converter(
+    case: Case, reference: Callable[[str, bytes], Reference]
+) -> None:
+    _, (module,) = lower_model(case.model())
+    assert_matches_reference(module, reference(case.name, case.model()))
+
+
+# -- real models and samples ----------------------------------------------------------------
+
+REAL_MODELS = sorted(
+    p.relative_to(REAL).as_posix()
+    for p in REAL.rglob("*.tosa")
+    if p.name != "hey_jarvis.tosa"  # stateful: see test_stateful_model_is_refused
+)
+
+
+@pytest.mark.parametrize("model", REAL_MODELS)
+def test_real_model_matches_reference_converter(
+    model: str, reference: Callable[[str, bytes], Reference]
+) -> None:
+    data = (REAL / model).read_bytes()
+    _, modules = lower_model(data)
+    assert len(modules) == 1
+    validate(modules[0].spirv, "vulkan1.3")
+    assert_matches_reference(modules[0], reference(model.replace("/", "_"), data))
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES_DIR.glob("*.tosa")))
+def test_sample_partitions_lower_and_validate(sample: str) -> None:
+    graph, modules = lower_model((SAMPLES_DIR / sample).read_bytes())
+    ml = [p for p in vgfc.partition(graph).partitions if p.kind is PartitionKind.ML]
+    assert [m.name for m in modules] == [f"graph_partition_{p.id}" for p in ml]
+    for module in modules:
+        validate(module.spirv, "vulkan1.3")
+
+
+def test_stateful_model_is_refused() -> None:
+    with pytest.raises(UnsupportedError, match="stateful variable tensors") as info:
+        lower_model((REAL / "tflite" / "hey_jarvis.tosa").read_bytes())
+    assert "op #" in str(info.value) and "tensor 'Variable_" in str(info.value)
+
+
+# -- what cannot be lowered ----------------------------------------------------------------------
+
+F = (2, 4)
+
+
+def _unsupported(tensors: list[T], op: Op, regions: tuple[str, ...] = ()) -> str:
+    data = build([T("x", F), *tensors], [op], ["x"], list(op.outputs), extra_regions=regions)
+    with pytest.raises(UnsupportedError) as info:
+        lower_model(data)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("op", "attr", "fields", "regions", "reason"),
+    [
+        ("COND_IF", "CondIfAttribute", {"then_graph": "a", "else_graph": "b"}, ("a", "b"),
+         "control flow"),
+        ("WHILE_LOOP", "WhileLoopAttribute", {"cond_graph": "a", "body_graph": "b"}, ("a", "b"),
+         "control flow"),
+        ("VARIABLE_READ", "VariableReadAttribute", {}, (), "stateful variables"),
+        ("MATMUL_T", "MatMulTAttribute", {}, (), "TOSA 1.1 draft"),
+        ("ROW_GATHER", "RowGatherAttribute", {}, (), "TOSA 1.1 draft"),
+    ],
+)  # fmt: skip
+def test_operators_outside_the_instruction_set(
+    op: str, attr: str, fields: dict[str, Any], regions: tuple[str, ...], reason: str
+) -> None:
+    message = _unsupported([T("y", F)], Op(op, ["x"], ["y"], attr, fields), regions)
+    assert message.startswith(f"m.tosa: op #0 {op}: cannot lower {op} to a SPIR-V graph")
+    assert reason in message
+
+
+def test_shape_operators_of_the_draft_are_refused() -> None:
+    message = _unsupported([T("d", (1,), "SHAPE")], Op("DIM", ["x"], ["d"], "DimAttribute", {}))
+    assert "op #0 DIM" in message and "TOSA 1.1 draft" in message
+
+
+def test_custom_operators_of_other_domains_are_refused() -> None:
+    from tosa_factory import custom
+
+    message = _unsupported([T("y", F)], custom(["x"], ["y"], "k", domain="com.example.Other"))
+    assert "op #0 CUSTOM 'k' (com.example.Other)" in message
+    assert "only com.arm.VulkanCustomShader" in message
+
+
+@pytest.mark.parametrize(
+    ("tensor", "words"),
+    [
+        (T("y", (-1, 4)), "dynamic shape [-1, 4]"),
+        (T("y", (2, 0)), "shape [2, 0] has no elements"),
+        (T("y", (2, 4), unranked=True), "unranked tensors"),
+    ],
+)
+def test_tensors_without_a_static_shape_are_refused(tensor: T, words: str) -> None:
+    message = _unsupported([tensor], Op("ABS", ["x"], ["y"]))
+    assert message == f"m.tosa: op #0 ABS: tensor 'y': {words}" + message.split(words, 1)[1]
+
+
+def test_missing_attribute_names_it() -> None:
+    data = build([T("x", F), T("y", (2, 1))], [Op("REDUCE_SUM", ["x"], ["y"])], ["x"], ["y"])
+    with pytest.raises(vgfc.VgfcError, match=r"op #0 REDUCE_SUM: axis: attribute is missing"):
+        lower_model(data)
+
+
+def test_wrong_input_count_is_an_input_error() -> None:
+    data = build([T("x", F), T("y", F)], [Op("ADD", ["x"], ["y"])], ["x"], ["y"])
+    with pytest.raises(vgfc.VgfcError, match=r"op #0 ADD: input 'input2' is missing"):
+        lower_model(data)
+
+
+# -- values: IDENTITY, constants, graph constant ids, bindings -------------------------------
+
+
+def test_identity_chains_fold_to_their_source() -> None:
+    names = ["x", "a", "b", "c", "y"]
+    ops = [
+        Op("IDENTITY", ["x"], ["a"]),
+        Op("ABS", ["a"], ["b"]),
+        Op("IDENTITY", ["b"], ["c"]),
+        Op("IDENTITY", ["c"], ["y"]),
+    ]
+    _, (module,) = lower_model(build([T(n, F) for n in names], ops, ["x"], ["y"]))
+    validate(module.spirv)
+    found = structure(module.spirv)
+    assert [i[0] for i in found["instructions"]] == ["ABS"]
+    assert found["instructions"][0][2][0] == "OpGraphInputARM"  # ABS reads the graph input
+    assert found["outputs"][0][0] == ("result", 0)
+
+
+def test_identity_of_an_input_is_the_output() -> None:
+    data = build([T("x", F), T("y", F)], [Op("IDENTITY", ["x"], ["y"])], ["x"], ["y"])
+    _, (module,) = lower_model(data)
+    validate(module.spirv)
+    assert structure(module.spirv)["outputs"][0][0][0] == "OpGraphInputARM"
+
+
+def _constant(name: str, n: int, base: float = 0.0) -> T:
+    return T(name, (n,), "FP32", np.arange(n, dtype=np.float32) + base)
+
+
+def test_a_constant_can_be_a_graph_output() -> None:
+    tensors = [T("x", (20,)), T("y", (20,)), _constant("big", 20), _constant("small", 3)]
+    ops = [
+        Op("CONST", [], ["big"]),
+        Op("CONST", [], ["small"]),
+        Op("ABS", ["x"], ["y"]),
+    ]
+    _, (module,) = lower_model(build(tensors, ops, ["x"], ["y", "big", "small"]))
+    validate(module.spirv)
+    assert module.outputs == ("y", "big", "small")
+    outputs = [o[0][0] for o in structure(module.spirv)["outputs"]]
+    assert outputs == ["result", "OpGraphConstantARM", "OpConstantComposite"]
+    (constant,) = module.constants
+    assert (constant.id, constant.tensor, constant.shape) == (0, "big", (20,))
+    assert constant.data == np.arange(20, dtype="<f4").tobytes()
+
+
+def _split_model() -> bytes:
+    """ADD(x, c1) -> shader -> ADD(s, c1) -> ADD(., c2): two ML partitions share c1."""
+    from tosa_factory import custom
+
+    tensors = [T(n, (20,)) for n in ("x", "a", "s", "b", "y")]
+    tensors += [_constant("unused", 20), _constant("c1", 20), _constant("c2", 20, 1.0)]
+    ops = [
+        Op("CONST", [], ["unused"]),
+        Op("CONST", [], ["c1"]),
+        Op("CONST", [], ["c2"]),
+        Op("ADD", ["x", "c1"], ["a"]),
+        custom(["a"], ["s"]),
+        Op("ADD", ["s", "c1"], ["b"]),
+        Op("ADD", ["b", "c2"], ["y"]),
+    ]
+    return build(tensors, ops, ["x"], ["y"])
+
+
+def test_graph_constant_ids_are_model_wide() -> None:
+    _, (first, second) = lower_model(_split_model())
+    # 'unused' is read by nothing, so it has no id; c1 keeps id 0 in both partitions.
+    assert [(c.id, c.tensor) for c in first.constants] == [(0, "c1")]
+    assert [(c.id, c.tensor) for c in second.constants] == [(0, "c1"), (1, "c2")]
+    assert first.constants[0] == second.constants[0]
+    for module in (first, second):
+        validate(module.spirv)
+
+
+def test_inline_limit_moves_constants_between_module_and_graph_constants() -> None:
+    data = build(
+        [T("x", (20,)), T("y", (20,)), _constant("c", 20)],
+        [Op("CONST", [], ["c"]), Op("ADD", ["x", "c"], ["y"])],
+        ["x"],
+        ["y"],
+    )
+    _, (inline,) = lower_model(data, inline_limit=20)
+    _, (outside,) = lower_model(data, inline_limit=19)
+    assert inline.constants == () and len(outside.constants) == 1
+    assert len(inline.spirv) > len(outside.spirv)
+    for module in (inline, outside):
+        validate(module.spirv)
+
+
+def test_bindings_decorate_the_interface_variables() -> None:
+    graph = vgfc.loads(build([T("x", F), T("y", F)], [Op("ABS", ["x"], ["y"])], ["x"], ["y"]))
+    (part,) = vgfc.partition(graph).partitions
+    module = lower_partition(graph, part, {"x": 7, "y": 3}, name="net")
+    validate(module.spirv)
+    interface = structure(module.spirv)["interface"]
+    assert [d for _, d in interface] == [
+        {"Binding": ["7"], "DescriptorSet": ["0"]},
+        {"Binding": ["3"], "DescriptorSet": ["0"]},
+    ]
+    assert module.name == "net" and '"net"' in disassemble(module.spirv)
+    with pytest.raises(vgfc.VgfcError, match="no binding for graph output 'y'"):
+        lower_partition(graph, part, {"x": 0})
+
+
+def test_output_is_deterministic() -> None:
+    data = (REAL / "tflite" / "face_detection_short_range.tosa").read_bytes()
+    first, second = lower_model(data)[1][0], lower_model(data)[1][0]
+    assert first == second
+
+
+# -- the table against the grammar and the schema ---------------------------------------------
+
+
+def test_table_has_one_entry_per_instruction() -> None:
+    from vgfc.spirv.extinst import tosa_instructions
+    from vgfc.spirv.tosa_ops import TOSA_LOWERINGS
+
+    assert len(tosa_instructions()) == 66
+    assert set(TOSA_LOWERINGS) == set(tosa_instructions())
+
+
+ONE_PER_OP = list({c.op: c for c in CASES if c.op != "IDENTITY"}.values())
+
+
+@pytest.mark.parametrize("case", ONE_PER_OP, ids=[c.op for c in ONE_PER_OP])
+def test_table_attributes_are_grammar_operands_and_schema_fields(case: Case) -> None:
+    import importlib
+
+    from vgfc.spirv.extinst import tosa_instructions
+    from vgfc.spirv.tosa_ops import TOSA_LOWERINGS
+
+    operands = tosa_instructions()[case.op].operands
+    attributes = TOSA_LOWERINGS[case.op].attributes
+    assert set(attributes) <= {o.name for o in operands}
+    table = _attribute_table(case.op)
+    schema = getattr(importlib.import_module(f"tosa.{table}"), table)
+    for name in attributes:
+        assert hasattr(schema, "".join(w.capitalize() for w in name.split("_"))), name
+    tensors = [o for o in operands if o.name not in attributes]
+    variadic = any(o.variadic for o in tensors)
+    assert len(case.inputs) >= len(tensors) if variadic else len(case.inputs) == len(tensors)
+
+
+def test_reshape_to_a_scalar_uses_the_shape_of_one() -> None:
+    """A rank-0 tensor is a [1] tensor in SPIR-V, so its (empty) TOSA shape becomes [1]."""
+    data = build(
+        [T("x", (1,)), T("y", ())],
+        [Op("CONST_SHAPE", [], ["s"]), Op("RESHAPE", ["x", "s"], ["y"])],
+        ["x"],
+        ["y"],
+        shapes=[("s", 0, ())],
+    )
+    _, (module,) = lower_model(data)
+    validate(module.spirv)
+    shape = structure(module.spirv)["instructions"][0][3]
+    assert shape[0] == "OpConstantComposite" and shape[2] == (
+        "OpConstant",
+        ("OpTypeInt", "32", "0"),
+        "1",
+    )

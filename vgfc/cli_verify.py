@@ -1,0 +1,198 @@
+"""``vgfc verify``: compile a model, run it on the CPU, compare with an independent oracle.
+
+Registered on the main group with ``cli.add_command(verify)``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from vgfc.diagnostics import InputError
+
+__all__ = ["verify"]
+
+
+@click.command("verify")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-i",
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="NAME=FILE.npy",
+    help="A graph input (repeatable); inputs not given are random (see --seed).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of random inputs.")
+@click.option(
+    "--against",
+    type=click.Choice(["auto", "tosa", "reference", "expected"]),
+    default="auto",
+    show_default=True,
+    help="Oracle: the TOSA reference model (no custom ops), the reference converter's VGF run "
+    "on the same stack, or --expected arrays. auto: expected if given, else tosa without "
+    "custom ops, else reference.",
+)
+@click.option(
+    "-e",
+    "--expected",
+    multiple=True,
+    metavar="NAME=FILE.npy",
+    help="Expected value of a graph output (repeatable).",
+)
+@click.option(
+    "--push-constants",
+    multiple=True,
+    metavar="OP=FILE",
+    help="Push-constant values of a shader op, by operator_name or op index: raw bytes or a "
+    ".npy array's bytes (repeatable).",
+)
+@click.option("--atol", type=float, default=1e-5, show_default=True, help="Absolute tolerance.")
+@click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def verify(
+    model: Path,
+    inputs: tuple[str, ...],
+    seed: int,
+    against: str,
+    expected: tuple[str, ...],
+    push_constants: tuple[str, ...],
+    atol: float,
+    rtol: float,
+    as_json: bool,
+) -> None:
+    """Compile MODEL, run it on the CPU and compare every output with an oracle.
+
+    Prints the largest absolute and relative error of each output. Floats pass within
+    atol + rtol * |expected|; integers and booleans must be equal. Exit code 0 when every
+    output passes, 1 otherwise.
+
+    \b
+    vgfc verify model.tosa                          random inputs, automatic oracle
+    vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
+    """
+    from vgfc.cli import _handle_errors
+
+    _handle_errors(_verify)(
+        model, inputs, seed, against, expected, push_constants, atol, rtol, as_json
+    )
+
+
+def _verify(
+    model: Path,
+    inputs: tuple[str, ...],
+    seed: int,
+    against: str,
+    expected: tuple[str, ...],
+    push_constants: tuple[str, ...],
+    atol: float,
+    rtol: float,
+    as_json: bool,
+) -> None:
+    from vgfc.cli_run import _load_array, _pairs, _push_data
+    from vgfc.compiler import compile_model
+    from vgfc.numeric import (
+        compare,
+        random_inputs,
+        reference_converter_outputs,
+        tosa_reference_outputs,
+    )
+    from vgfc.runner import run_vgf
+
+    result = compile_model(model)
+    graph = result.graph
+    values = random_inputs(graph, seed)
+    for name, path in _pairs(inputs, "--input", "NAME=FILE.npy"):
+        if name not in graph.inputs:
+            raise InputError(f"the model has no input '{name}' (it has {', '.join(graph.inputs)})")
+        values[name] = _load_array(path, "input file")
+    want = {}
+    for name, path in _pairs(expected, "--expected", "NAME=FILE.npy"):
+        if name not in graph.outputs:
+            raise InputError(
+                f"the model has no output '{name}' (it has {', '.join(graph.outputs)})"
+            )
+        want[name] = _load_array(path, "expected file")
+    by_name = {op.custom_name: op.index for op in graph.operators if op.is_shader}
+    push_by_op: dict[int, bytes] = {}
+    for key, path in _pairs(push_constants, "--push-constants", "OP=FILE"):
+        index = int(key) if key.isdigit() else by_name.get(key)
+        if index is None or not graph.operators[index].is_shader:
+            raise InputError(f"'{key}' is not a shader op of the model")
+        data = _push_data(path)
+        size = result.resolved.shaders[index].spec.push_constant_size
+        if len(data) != size:
+            raise InputError(
+                f"'{path}' holds {len(data)} bytes of push constants, the shader's block has "
+                f"{size}",
+                graph.where(graph.operators[index]),
+            )
+        push_by_op[index] = data
+    segment_of = {
+        result.plan.partitions[s.partition].operators[0]: s.index
+        for s in result.program.segments
+        if s.kind == "compute"
+    }
+    pushes = {segment_of[op]: data for op, data in push_by_op.items()}
+
+    if against == "auto":
+        has_custom = any(op.op == "CUSTOM" for op in graph.operators)
+        against = "expected" if want else ("reference" if has_custom else "tosa")
+    if against == "expected":
+        if not want:
+            raise click.UsageError("--against expected needs --expected NAME=FILE.npy")
+        oracle = want
+    elif against == "tosa":
+        oracle = tosa_reference_outputs(model, graph, values)
+    else:
+        oracle = reference_converter_outputs(model, graph, values, push_by_op)
+
+    with tempfile.TemporaryDirectory(prefix="vgfc-verify-") as tmp:
+        vgf = Path(tmp) / "model.vgf"
+        vgf.write_bytes(result.vgf)
+        outputs = run_vgf(vgf, [values[n] for n in graph.inputs], pushes)
+    rows = compare(outputs, oracle, atol, rtol)
+    failed = [r for r in rows if not r.ok]
+    if as_json:
+        doc = {
+            "model": str(model),
+            "oracle": against,
+            "ok": not failed,
+            "outputs": [
+                {
+                    "name": r.name,
+                    "shape": list(r.shape),
+                    "dtype": r.dtype,
+                    "max_abs_error": r.max_abs,
+                    "max_rel_error": r.max_rel,
+                    "ok": r.ok,
+                }
+                for r in rows
+            ],
+        }
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        table = Table(title=f"{model} against {against}")
+        for col in ("output", "shape", "dtype", "max abs error", "max rel error", ""):
+            table.add_column(col)
+        for r in rows:
+            table.add_row(
+                r.name,
+                "x".join(map(str, r.shape)),
+                r.dtype,
+                f"{r.max_abs:.3g}",
+                f"{r.max_rel:.3g}",
+                "[green]ok[/]" if r.ok else "[bold red]FAIL[/]",
+            )
+        Console(highlight=False, soft_wrap=True).print(table)
+    if failed:
+        raise InputError(
+            f"{len(failed)} of {len(rows)} outputs differ from the {against} oracle beyond "
+            f"atol {atol} + rtol {rtol} ({', '.join(r.name for r in failed)})",
+            file=str(model),
+        )

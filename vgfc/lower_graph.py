@@ -1,0 +1,316 @@
+"""ML partitions -> SPIR-V graph modules (``SPV_ARM_graph``, TOSA.001000.1 instructions).
+
+Each ML partition becomes one module with one graph entry point. The partition's inputs and
+outputs are the graph's inputs and outputs, backed by ``UniformConstant`` tensor variables
+decorated ``DescriptorSet 0`` and the ``Binding`` the resource plan chose. Operators become
+``OpExtInst`` instructions through :data:`vgfc.spirv.tosa_ops.TOSA_LOWERINGS`; IDENTITY is
+folded away; CONST and CONST_SHAPE values become inline constants when small and graph
+constants (``OpGraphConstantARM``, data carried beside the module) when large.
+
+The size rule is the reference converter's: a CONST with more than 16 elements, or a CONST_SHAPE
+with more than 32, is a graph constant. Graph constant ids are numbered over the whole graph in
+program order (only constants that something reads and that are over the limit get one), as the
+reference converter numbers them, so a constant two partitions read has the same id in both and
+the VGF needs to hold it once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from vgfc.diagnostics import InputError, InternalError, UnsupportedError, VgfcError
+from vgfc.ir import DType, Graph, Operator, Tensor
+from vgfc.partition import Partition, PartitionKind
+from vgfc.spirv.builder import ModuleBuilder
+from vgfc.spirv.extinst import TOSA_SET
+from vgfc.spirv.tensors import (
+    BASE_CAPABILITIES,
+    BASE_EXTENSIONS,
+    constant_bytes,
+    spirv_shape,
+    storage_dtype,
+    tensor_constant,
+    tensor_type,
+)
+from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, lower_operator
+
+__all__ = [
+    "DEFAULT_INLINE_LIMIT",
+    "SHAPE_INLINE_LIMIT",
+    "GraphConstant",
+    "GraphModule",
+    "graph_constant_ids",
+    "lower_partition",
+]
+
+DEFAULT_INLINE_LIMIT = 16
+"""CONST values with at most this many elements are inlined (the reference converter's limit)."""
+SHAPE_INLINE_LIMIT = 32
+"""CONST_SHAPE values with at most this many elements are inlined (also the reference's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GraphConstant:
+    """A tensor the module reads through ``OpGraphConstantARM``; its data goes into the VGF."""
+
+    id: int
+    """The ``GraphConstantID`` operand of ``OpGraphConstantARM``."""
+    tensor: str
+    """The TOSA tensor it came from."""
+    dtype: DType
+    """Element type of ``data``: the tensor's, except INT4 -> INT8, INT48 -> INT64 and
+    SHAPE -> INT32, which are widened the way their SPIR-V tensor types are."""
+    shape: tuple[int, ...]
+    """Shape of the SPIR-V tensor (a rank-0 tensor has shape ``(1,)``)."""
+    data: bytes
+    """Packed little-endian elements; BOOL is one byte per element (0xFF for true)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GraphModule:
+    """One ML partition lowered to a SPIR-V graph module."""
+
+    name: str
+    """Module and entry point name, e.g. ``graph_partition_0``."""
+    spirv: bytes
+    inputs: tuple[str, ...]
+    """Tensors bound to the graph's inputs, in ``OpGraphInputARM`` index order."""
+    outputs: tuple[str, ...]
+    """Tensors bound to the graph's outputs, in ``OpGraphSetOutputARM`` index order."""
+    constants: tuple[GraphConstant, ...]
+    """The graph constants the module reads, by increasing id."""
+
+
+def graph_constant_ids(graph: Graph, inline_limit: int = DEFAULT_INLINE_LIMIT) -> dict[str, int]:
+    """Tensor name -> graph constant id, for every constant too large to inline.
+
+    Numbered in program order over the whole graph; constants nothing reads get no id.
+    """
+    read = {name for op in graph.operators if not op.is_constant for name in op.inputs}
+    read.update(graph.outputs)
+    ids: dict[str, int] = {}
+    for op in graph.operators:
+        if not op.is_constant:
+            continue
+        limit = SHAPE_INLINE_LIMIT if op.op == "CONST_SHAPE" else inline_limit
+        for name in op.outputs:
+            tensor = graph.tensors.get(name)
+            if name in read and tensor is not None and _element_count(tensor) > limit:
+                ids[name] = len(ids)
+    return ids
+
+
+def _element_count(tensor: Tensor) -> int:
+    return 0 if tensor.data is None else int(tensor.data.size)
+
+
+_NOT_IN_SET = {
+    "COND_IF": "control flow has no TOSA.001000.1 instruction",
+    "WHILE_LOOP": "control flow has no TOSA.001000.1 instruction",
+    "VARIABLE": "stateful variables have no TOSA.001000.1 instruction",
+    "VARIABLE_READ": "stateful variables have no TOSA.001000.1 instruction",
+    "VARIABLE_WRITE": "stateful variables have no TOSA.001000.1 instruction",
+    "CUSTOM": "only com.arm.VulkanCustomShader custom operators are supported",
+}
+
+
+def _check_supported(op: Operator) -> None:
+    if op.op in TOSA_LOWERINGS or op.op == "IDENTITY":
+        return
+    reason = _NOT_IN_SET.get(
+        op.op, "it is not a TOSA 1.0 operator (TOSA 1.1 draft), so TOSA.001000.1 has no instruction"
+    )
+    raise UnsupportedError(f"cannot lower {op.op} to a SPIR-V graph: {reason}")
+
+
+class _Emitter:
+    """Builds one graph: maps tensor names to SPIR-V values while the operators are lowered."""
+
+    def __init__(self, graph: Graph, ids: Mapping[str, int], name: str) -> None:
+        self.graph = graph
+        self.name = name
+        self.builder = ModuleBuilder()
+        self.builder.capability(*BASE_CAPABILITIES)
+        self.builder.extension(*BASE_EXTENSIONS)
+        self.instruction_set = self.builder.import_set(TOSA_SET)
+        self.builder.memory_model("Logical", "Vulkan")
+        self.ids = ids
+        self.variables: list[int] = []
+        self.values: dict[str, int] = {}
+        self.aliases: dict[str, str] = {}
+        self.constants: dict[int, GraphConstant] = {}
+
+    def tensor(self, name: str) -> Tensor:
+        tensor = self.graph.tensors.get(name)
+        if tensor is None:
+            raise InputError("refers to a tensor the model does not define", tensor=name)
+        if tensor.is_variable:
+            raise UnsupportedError(
+                "stateful variable tensors have no TOSA.001000.1 equivalent", tensor=name
+            )
+        if tensor.shape is None:
+            raise UnsupportedError("unranked tensors cannot be lowered to SPIR-V", tensor=name)
+        if any(d < 0 for d in tensor.shape):
+            raise UnsupportedError(
+                f"dynamic shape {list(tensor.shape)}: SPIR-V graph tensors need static shapes",
+                tensor=name,
+            )
+        if tensor.dtype is not DType.SHAPE and any(d == 0 for d in tensor.shape):
+            raise UnsupportedError(
+                f"shape {list(tensor.shape)} has no elements; SPIR-V tensors cannot be empty",
+                tensor=name,
+            )
+        return tensor
+
+    def type_of(self, name: str) -> int:
+        tensor = self.tensor(name)
+        if tensor.dtype is DType.SHAPE:
+            raise UnsupportedError(
+                "a shape value computed at run time cannot cross a graph boundary", tensor=name
+            )
+        return tensor_type(self.builder, tensor.dtype, tensor.shape or ())
+
+    def operand(self, name: str) -> int:
+        name = self.aliases.get(name, name)
+        found = self.values.get(name)
+        if found is None:
+            found = self.values[name] = self._constant(name)
+        return found
+
+    def _constant(self, name: str) -> int:
+        tensor = self.tensor(name)
+        data = tensor.data
+        if data is None and tensor.is_shape and tensor.shape == (0,):
+            data = np.zeros(0, np.int64)  # the shape of a rank-0 tensor: no values, no bytes
+        if data is None:
+            if tensor.is_shape:
+                raise UnsupportedError(
+                    "shape operands must be constants (CONST_SHAPE) to lower to SPIR-V",
+                    tensor=name,
+                )
+            raise InternalError(
+                "the partition reads a tensor it neither receives nor computes", tensor=name
+            )
+        b = self.builder
+        constant_id = self.ids.get(name)
+        if constant_id is None:
+            return tensor_constant(b, tensor.dtype, tensor.shape or (), data, replicate=True)
+        shape = spirv_shape(tensor.shape or (), tensor.dtype)
+        self.constants[constant_id] = GraphConstant(
+            constant_id,
+            name,
+            storage_dtype(tensor.dtype),
+            shape,
+            constant_bytes(tensor.dtype, data),
+        )
+        return b.graph_constant(tensor_type(b, tensor.dtype, tensor.shape or ()), constant_id)
+
+    def interface(self, names: tuple[str, ...], bindings: Mapping[str, int], tag: str) -> list[int]:
+        """Declare one tensor variable per graph input (or output); returns their types."""
+        types = []
+        kind = "input" if tag == "arg" else "output"
+        for index, name in enumerate(names):
+            if name not in bindings:
+                raise InternalError(f"the resource plan gave no binding for graph {kind} '{name}'")
+            type_id = self.type_of(name)
+            pointer = self.builder.type_pointer("UniformConstant", type_id)
+            variable = self.builder.variable(pointer, "UniformConstant")
+            self.builder.name(variable, f"{self.name}_{tag}_{index}")
+            self.builder.decorate(variable, "Binding", bindings[name])
+            self.builder.decorate(variable, "DescriptorSet", 0)
+            self.variables.append(variable)
+            types.append(type_id)
+        return types
+
+
+def lower_partition(
+    graph: Graph,
+    partition: Partition,
+    bindings: Mapping[str, int],
+    *,
+    name: str | None = None,
+    inline_limit: int = DEFAULT_INLINE_LIMIT,
+) -> GraphModule:
+    """Lower one ML partition of ``graph`` to a SPIR-V graph module.
+
+    ``bindings`` gives the ``Binding`` (descriptor set 0) of every partition input and output.
+    Constants with more than ``inline_limit`` elements (CONST_SHAPE: more than
+    :data:`SHAPE_INLINE_LIMIT`) become graph constants, listed in the result. Raises
+    :class:`UnsupportedError` for operators or tensors TOSA.001000.1 cannot express.
+    """
+    if partition.kind is not PartitionKind.ML:
+        raise InternalError(f"partition {partition.id} is a shader partition, not ML work")
+    ops = [graph.operators[i] for i in partition.operators]
+    em = _Emitter(graph, graph_constant_ids(graph, inline_limit), name or _default_name(partition))
+    for op in ops:  # everything a user can fix is reported before anything is built
+        with _located(graph, op):
+            _check_supported(op)
+            for tensor in (*op.inputs, *op.outputs):
+                em.tensor(tensor)
+    if not partition.outputs:
+        raise UnsupportedError(
+            f"ML partition {partition.id} computes nothing that is read; "
+            "a SPIR-V graph needs at least one output",
+            graph.where(ops[0] if ops else None),
+        )
+    inputs = _graph_order(partition.inputs, graph.inputs)
+    outputs = _graph_order(partition.outputs, graph.outputs)
+    b = em.builder
+    with _located(graph):
+        in_types = em.interface(inputs, bindings, "arg")
+        out_types = em.interface(outputs, bindings, "res")
+    graph_id = b.new_id()
+    graph_type = b.type_graph(in_types, out_types)
+    b.graph_entry_point(graph_id, em.name, em.variables)
+    b.begin_graph(graph_type, graph_id)
+    for index, (tensor, type_id) in enumerate(zip(inputs, in_types, strict=True)):
+        em.values[tensor] = b.graph_input(type_id, index)
+    for op in ops:
+        with _located(graph, op):
+            if op.op == "IDENTITY":
+                _fold_identity(em, op)
+            else:
+                em.values.update(zip(op.outputs, lower_operator(em, op), strict=True))
+    for index, tensor in enumerate(outputs):
+        with _located(graph, tensor=tensor):
+            b.graph_set_output(em.operand(tensor), index)
+    b.end_graph()
+    constants = tuple(em.constants[i] for i in sorted(em.constants))
+    return GraphModule(em.name, b.to_bytes(), inputs, outputs, constants)
+
+
+def _default_name(partition: Partition) -> str:
+    return f"graph_partition_{partition.id}"
+
+
+@contextmanager
+def _located(graph: Graph, op: Operator | None = None, **where: str) -> Iterator[None]:
+    """Errors raised inside get the file, the operator and ``where`` added to their location."""
+    try:
+        yield
+    except VgfcError as e:
+        raise e.at(graph.where(op), **where) from None
+
+
+def _graph_order(names: tuple[str, ...], model_order: tuple[str, ...]) -> tuple[str, ...]:
+    """Model inputs (outputs) first, in the model's order, then the partition's own order.
+
+    A partition holding the whole model then has the model's signature, as the reference
+    converter writes it.
+    """
+    position = {name: i for i, name in enumerate(model_order)}
+    ranked = sorted(enumerate(names), key=lambda x: (position.get(x[1], len(position)), x[0]))
+    return tuple(name for _, name in ranked)
+
+
+def _fold_identity(em: _Emitter, op: Operator) -> None:
+    """IDENTITY emits nothing: its output names the same value as its input."""
+    if len(op.inputs) != 1 or len(op.outputs) != 1:
+        raise InputError(
+            f"IDENTITY takes one input and one output, not {len(op.inputs)} and {len(op.outputs)}"
+        )
+    em.aliases[op.outputs[0]] = em.aliases.get(op.inputs[0], op.inputs[0])

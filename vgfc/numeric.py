@@ -1,0 +1,205 @@
+"""Numbers from an independent oracle, and how far vgfc's results are from them.
+
+``vgfc verify`` compiles a model, runs it on the CPU emulation stack and compares each output
+with one of: the TOSA reference model (models without custom ops), the reference converter's VGF
+run on the same stack (models with custom shaders), or arrays the user supplies.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from vgfc.diagnostics import InputError, UnsupportedError
+from vgfc.ir import Array, DType, Graph
+
+__all__ = [
+    "Comparison",
+    "compare",
+    "random_inputs",
+    "reference_converter_outputs",
+    "tosa_reference_outputs",
+]
+
+_NUMPY = {
+    DType.BOOL: np.bool_,
+    DType.INT8: np.int8,
+    DType.INT16: np.int16,
+    DType.INT32: np.int32,
+    DType.INT64: np.int64,
+    DType.FP16: np.float16,
+    DType.FP32: np.float32,
+}
+
+
+def random_inputs(graph: Graph, seed: int = 0) -> dict[str, Array]:
+    """Reproducible inputs for every graph input: floats in [-1, 1], integers over a small
+    range that keeps arithmetic exact, booleans at random."""
+    rng = np.random.default_rng(seed)
+    inputs: dict[str, Array] = {}
+    for name in graph.inputs:
+        tensor = graph.tensors[name]
+        if tensor.dtype not in _NUMPY or tensor.shape is None or any(d < 0 for d in tensor.shape):
+            raise UnsupportedError(
+                f"cannot make random {tensor.dtype.value} data of shape {tensor.shape}: give the "
+                "input with -i",
+                tensor=name,
+            )
+        dtype = _NUMPY[tensor.dtype]
+        if tensor.dtype is DType.BOOL:
+            inputs[name] = rng.integers(0, 2, tensor.shape).astype(np.bool_)
+        elif tensor.dtype.is_float:
+            inputs[name] = rng.uniform(-1.0, 1.0, tensor.shape).astype(dtype)
+        else:
+            inputs[name] = rng.integers(-100, 100, tensor.shape).astype(dtype)
+    return inputs
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """How one output compares with its expected value."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    max_abs: float
+    max_rel: float
+    ok: bool
+
+
+def compare(
+    got: Mapping[str, Array], expected: Mapping[str, Array], atol: float, rtol: float
+) -> list[Comparison]:
+    """Compare every expected output; exact for integers and booleans, ``atol + rtol * |want|``
+    for floats."""
+    rows = []
+    for name, want in expected.items():
+        if name not in got:
+            raise InputError(f"the VGF has no output '{name}' (it has {', '.join(got)})")
+        have = got[name]
+        if have.shape != want.shape and have.size == want.size:
+            have = have.reshape(want.shape)
+        if have.shape != want.shape:
+            rows.append(Comparison(name, have.shape, str(have.dtype), np.inf, np.inf, False))
+            continue
+        a, b = have.astype(np.float64), want.astype(np.float64)
+        diff = np.abs(a - b)
+        max_abs = float(diff.max()) if diff.size else 0.0
+        rel = diff / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
+        max_rel = float(rel.max()) if rel.size else 0.0
+        if np.issubdtype(want.dtype, np.floating):
+            ok = bool(
+                np.all(diff <= atol + rtol * np.abs(b)) and not np.any(np.isnan(a) != np.isnan(b))
+            )
+        else:
+            ok = max_abs == 0.0
+        rows.append(Comparison(name, have.shape, str(have.dtype), max_abs, max_rel, ok))
+    return rows
+
+
+def _program(name: str, package: str) -> str:
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        raise UnsupportedError(f"{name} is not installed: pip install {package}")
+    return found
+
+
+def tosa_reference_outputs(
+    model: Path, graph: Graph, inputs: Mapping[str, Array]
+) -> dict[str, Array]:
+    """Run the TOSA reference model (tosa-tools) on ``inputs``."""
+    if any(op.op == "CUSTOM" for op in graph.operators):
+        raise UnsupportedError(
+            "the TOSA reference model cannot run CUSTOM operators: compare with the reference "
+            "converter (--against reference) or give --expected arrays"
+        )
+    exe = _program("tosa_reference_model", "tosa-tools")
+    with tempfile.TemporaryDirectory(prefix="vgfc-ref-") as tmp:
+        work = Path(tmp)
+        files = []
+        for i, name in enumerate(graph.inputs):
+            path = work / f"in{i}.npy"
+            np.save(path, inputs[name])
+            files.append(path.name)
+        outs = [f"out{i}.npy" for i in range(len(graph.outputs))]
+        run = subprocess.run(
+            [
+                exe,
+                f"--tosa_file={model.resolve()}",
+                f"--flatbuffer_dir={work}",
+                f"--output_dir={work}",
+                f"--ifm_name={','.join(graph.inputs)}",
+                f"--ifm_file={','.join(files)}",
+                f"--ofm_name={','.join(graph.outputs)}",
+                f"--ofm_file={','.join(outs)}",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=work,
+            timeout=600,
+        )
+        if run.returncode != 0:
+            last = (run.stdout + run.stderr).strip().splitlines()[-3:]
+            raise UnsupportedError(f"the TOSA reference model failed: {' | '.join(last)}")
+        return {name: np.load(work / f) for name, f in zip(graph.outputs, outs, strict=True)}
+
+
+def reference_converter_outputs(
+    model: Path,
+    graph: Graph,
+    inputs: Mapping[str, Array],
+    push_by_op: Mapping[int, bytes] | None = None,
+) -> dict[str, Array]:
+    """Convert with the reference converter and run its VGF on the same stack.
+
+    Its VGF names inputs and outputs by position and keeps HLSL as source, which the scenario
+    runner cannot compile: the HLSL is compiled here with vgfc's glslang binding. Push-constant
+    values are given per shader op index; the reference runs shader ops in program order, one
+    compute segment each.
+    """
+    from vgfc.runner import run_vgf
+    from vgfc.shader.glslang import Language, compile_shader
+    from vgfc.vgf_reader import decode, module_code
+
+    exe = _program("model-converter", "ai-ml-sdk-model-converter")
+    with tempfile.TemporaryDirectory(prefix="vgfc-refconv-") as tmp:
+        vgf = Path(tmp) / "reference.vgf"
+        run = subprocess.run(
+            [exe, "--input", str(model.resolve()), "--output", str(vgf)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if run.returncode != 0:
+            last = (run.stdout + run.stderr).strip().splitlines()[-3:]
+            raise UnsupportedError(f"the reference converter failed: {' | '.join(last)}")
+        data = vgf.read_bytes()
+        f = decode(data)
+        compute = [s.index for s in f.segments if s.type == "COMPUTE"]
+        shader_ops = sorted(op.index for op in graph.operators if op.is_shader)
+        segment_of = dict(zip(shader_ops, compute, strict=False))
+        pushes = {segment_of[op]: data for op, data in (push_by_op or {}).items()}
+        shaders = {}
+        for m in f.modules:
+            if m.code == "HLSL":
+                source = module_code(data, m.index)
+                assert isinstance(source, str)
+                shaders[m.name] = compile_shader(source, Language.HLSL, m.entry_point)
+        outputs = run_vgf(
+            vgf,
+            [inputs[n] for n in graph.inputs],
+            pushes,
+            shaders=shaders or None,
+        )
+    # Its outputs are named output_<i>, in the graph's output order.
+    return dict(zip(graph.outputs, outputs.values(), strict=True))

@@ -1,0 +1,25 @@
+"""Run VGF files on the CPU: lavapipe, Arm's ML emulation layers and the scenario runner.
+
+    from vgfc.runner import run_vgf
+    outputs = run_vgf("model.vgf", {"input_0": x})      # {"output_0": array, ...}
+
+Needs ``pip install 'vgfc[run]'`` and the Debian packages ``mesa-vulkan-drivers libvulkan1``;
+:func:`find_stack` says which piece is missing.
+"""
+
+from __future__ import annotations
+
+from vgfc.runner.run import DEFAULT_TIMEOUT, Inputs, match_inputs, run_vgf
+from vgfc.runner.stack import Stack, find_stack
+from vgfc.runner.vgf_reader import VgfModel, read_vgf
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Inputs",
+    "Stack",
+    "VgfModel",
+    "find_stack",
+    "match_inputs",
+    "read_vgf",
+    "run_vgf",
+]

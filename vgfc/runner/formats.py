@@ -1,0 +1,87 @@
+"""VkFormat values of VGF resources as numpy element types.
+
+The scenario runner moves raw little-endian bytes in and out; the format decides how vgfc writes
+inputs and views outputs. Formats numpy has no type for (bfloat16, the float8 encodings) travel
+as their raw bits (uint16, uint8); normalised formats as their stored integers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from vgfc import vulkan_names
+from vgfc.diagnostics import UnsupportedError
+
+__all__ = ["ElementFormat", "element_format", "enum_name"]
+
+# (numeric kind, bits per channel) -> numpy type of one channel.
+_NUMPY: dict[tuple[str, int], str] = {
+    ("SFLOAT", 16): "float16",
+    ("SFLOAT", 32): "float32",
+    ("SFLOAT", 64): "float64",
+    ("SINT", 8): "int8",
+    ("SINT", 16): "int16",
+    ("SINT", 32): "int32",
+    ("SINT", 64): "int64",
+    ("UINT", 8): "uint8",
+    ("UINT", 16): "uint16",
+    ("UINT", 32): "uint32",
+    ("UINT", 64): "uint64",
+    ("BOOL", 8): "bool",
+    ("UNORM", 8): "uint8",
+    ("UNORM", 16): "uint16",
+    ("SNORM", 8): "int8",
+    ("SNORM", 16): "int16",
+    ("BFLOAT16", 16): "uint16",
+    ("FLOAT8E4M3", 8): "uint8",
+    ("FLOAT8E5M2", 8): "uint8",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ElementFormat:
+    """How one texel or element of a resource is stored."""
+
+    name: str
+    """``VK_FORMAT_*`` name."""
+    dtype: np.dtype[np.generic]
+    """numpy type of one channel."""
+    components: int
+    """Channels per texel: 1 for tensors and buffers, up to 4 for images."""
+
+
+@cache
+def _reverse(kind: str) -> dict[int, str]:
+    tables = {
+        "format": vulkan_names.formats,
+        "descriptor": vulkan_names.descriptor_types,
+        "filter": vulkan_names.filters,
+        "address": vulkan_names.sampler_address_modes,
+        "border": vulkan_names.border_colors,
+    }
+    names: dict[int, str] = {}
+    for name, value in tables[kind]().items():
+        names.setdefault(value, name)  # the first name of a value is the core one, not an alias
+    return names
+
+
+def enum_name(kind: str, value: int) -> str:
+    """The Vulkan name of ``value`` in one of the tables ``format``, ``descriptor``, ``filter``,
+    ``address`` or ``border``; ``<kind> <value>`` when the value is unknown."""
+    return _reverse(kind).get(value, f"{kind} {value}")
+
+
+def element_format(value: int) -> ElementFormat:
+    """The element format of a VkFormat value, or :class:`UnsupportedError` when numpy cannot
+    hold it (packed, compressed, depth formats)."""
+    name = _reverse("format").get(value)
+    if name is None:
+        raise UnsupportedError(f"unknown VkFormat value {value}")
+    info = vulkan_names.format_info(name)
+    dtype = None if info is None else _NUMPY.get((info.numeric, info.bits))
+    if info is None or dtype is None:
+        raise UnsupportedError(f"{name} has no numpy element type")
+    return ElementFormat(name, np.dtype(dtype), info.components)

@@ -1,0 +1,239 @@
+"""Run a VGF file on the CPU emulation stack: :func:`run_vgf`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from vgfc.diagnostics import InputError, UnsupportedError, VgfcError, did_you_mean
+from vgfc.ir import Array
+from vgfc.runner.scenario import build_scenario, read_output, runnable_without_substitution
+from vgfc.runner.stack import Stack, find_stack
+from vgfc.runner.vgf_reader import Interface, VgfModel, read_vgf
+
+__all__ = ["DEFAULT_TIMEOUT", "Inputs", "match_inputs", "run_vgf"]
+
+Inputs = Mapping[str, Array] | Sequence[Array]
+"""Model inputs by name (or by index as a string), or a sequence in model order."""
+
+DEFAULT_TIMEOUT = 600.0
+"""Seconds a run may take before it is stopped."""
+
+# "2026-01-01 10:00:00,000 [Scenario-Runner] ERROR: message"
+_LOG_LINE = re.compile(r"\[Scenario-Runner\] (\w+): (.*)$")
+
+
+def run_vgf(
+    vgf_path: str | os.PathLike[str],
+    inputs: Inputs,
+    push_constants: Mapping[int, bytes] | None = None,
+    workdir: str | os.PathLike[str] | None = None,
+    *,
+    shaders: Mapping[str, bytes] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> dict[str, Array]:
+    """Run ``vgf_path`` with the scenario runner on lavapipe and return its outputs.
+
+    ``inputs`` go by the VGF's input names (or their index as a string) or, as a sequence, in
+    model order; arrays are converted to the VGF's element types when no value changes.
+    ``push_constants`` maps a compute segment's index to the raw bytes of its push-constant
+    block (a model carries only the block's layout, never its values). ``shaders`` maps a
+    module name to SPIR-V that replaces the module's own code, for modules the runner cannot
+    compile (HLSL source, code-less placeholders). Files go to ``workdir`` when given (and stay
+    there), otherwise to a temporary folder.
+
+    Returns the outputs by the VGF's output names (``output_<i>`` for unnamed ones), with the
+    element type and shape the VGF declares. Problems are :class:`VgfcError` s: the inputs or
+    push constants do not fit, the stack is missing (saying what to install), or the runner
+    failed (with its own message).
+    """
+    model = read_vgf(Path(vgf_path))
+    try:
+        arrays = match_inputs(model, inputs)
+        pushes = _check_push_constants(model, push_constants or {})
+        substitutes = dict(shaders or {})
+        _check_shaders(model, substitutes)
+    except VgfcError as e:
+        raise e.at(file=str(model.path)) from None
+    stack = find_stack()
+    if workdir is not None:
+        # Absolute: the runner reads relative paths from the scenario file's own folder.
+        folder = Path(workdir).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        return _run(model, arrays, pushes, substitutes, folder, stack, timeout)
+    with tempfile.TemporaryDirectory(prefix="vgfc-run-") as tmp:
+        return _run(model, arrays, pushes, substitutes, Path(tmp).resolve(), stack, timeout)
+
+
+def match_inputs(model: VgfModel, inputs: Inputs) -> list[Array]:
+    """``inputs`` in model order, converted to the element types and shapes of the VGF."""
+    expected = model.inputs
+    if isinstance(inputs, Mapping):
+        by_key: dict[str, Interface] = {i.name: i for i in expected}
+        by_key.update({str(i.index): i for i in expected if str(i.index) not in by_key})
+        chosen: dict[int, Array] = {}
+        for key, array in inputs.items():
+            iface = by_key.get(key)
+            if iface is None:
+                names = [i.name for i in expected]
+                raise InputError(
+                    f"the model has no input '{key}'{did_you_mean(key, names)} "
+                    f"(its inputs: {', '.join(names) or 'none'})"
+                )
+            if iface.index in chosen:
+                raise InputError(f"input '{iface.name}' is given twice")
+            chosen[iface.index] = array
+        ordered = [chosen.get(i.index) for i in expected]
+    else:
+        # One array is one input, not a sequence of rows.
+        ordered = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
+        if len(ordered) > len(expected):
+            raise InputError(f"{len(ordered)} inputs given, the model takes {len(expected)}")
+        ordered += [None] * (len(expected) - len(ordered))
+    missing = [i.name for i, a in zip(expected, ordered, strict=True) if a is None]
+    if missing:
+        raise InputError(f"missing input(s): {', '.join(missing)}")
+    return [_convert(i, np.asarray(a)) for i, a in zip(expected, ordered, strict=True)]
+
+
+def _convert(iface: Interface, array: Array) -> Array:
+    element = iface.resource.element
+    shape = iface.resource.shape
+    # Leading or inner unit dimensions may differ ([H, W, C] for [1, H, W, C]); sizes may not.
+    if [d for d in array.shape if d != 1] != [d for d in shape if d != 1]:
+        raise InputError(
+            f"input '{iface.name}' has shape {list(array.shape)}, the model expects {list(shape)}"
+        )
+    if array.dtype != element.dtype:
+        expects = f"input '{iface.name}' is {array.dtype}, the model expects {element.dtype} "
+        if not np.can_cast(array.dtype, element.dtype, "same_kind"):
+            raise InputError(expects + f"({element.name}): convert it first")
+        converted = array.astype(element.dtype)
+        # Narrower floats round (as a float32 model would); integers must survive exactly.
+        if element.dtype.kind != "f" and not np.array_equal(converted.astype(array.dtype), array):
+            raise InputError(expects + f"({element.name}) and some values do not fit")
+        array = converted
+    return array.reshape(shape)
+
+
+def _check_push_constants(model: VgfModel, pushes: Mapping[int, bytes]) -> dict[int, bytes]:
+    checked: dict[int, bytes] = {}
+    by_module: dict[str, bytes] = {}
+    for index, data in pushes.items():
+        if not 0 <= index < len(model.segments):
+            raise InputError(
+                f"push constants for segment {index}: the model has segments "
+                f"0..{len(model.segments) - 1}"
+            )
+        segment = model.segments[index]
+        where = f"push constants for segment {index} '{segment.name}'"
+        if segment.kind != "compute":
+            raise InputError(f"{where}: it is a graph segment; only shaders take push constants")
+        data = bytes(data)
+        if not data or len(data) % 4:
+            raise InputError(f"{where}: {len(data)} bytes; Vulkan needs a multiple of 4")
+        if len(data) < segment.push_constant_size:
+            raise InputError(
+                f"{where}: {len(data)} bytes, the segment declares {segment.push_constant_size}"
+            )
+        # The runner addresses push data by module name: segments sharing a module share it.
+        if by_module.setdefault(segment.module.name, data) != data:
+            raise UnsupportedError(
+                f"{where}: module '{segment.module.name}' runs in several segments, and the "
+                "scenario runner pushes the same values to all of them"
+            )
+        checked[index] = data
+    for segment in model.segments:
+        if segment.push_constant_size and segment.index not in checked:
+            raise InputError(
+                f"segment {segment.index} '{segment.name}' declares "
+                f"{segment.push_constant_size} bytes of push constants; give their values "
+                "(Vulkan leaves push constants undefined until they are pushed)"
+            )
+    return checked
+
+
+def _check_shaders(model: VgfModel, shaders: Mapping[str, bytes]) -> None:
+    modules = {s.module.name for s in model.segments if s.kind == "compute"}
+    for name, code in shaders.items():
+        if name not in modules:
+            raise InputError(
+                f"no compute module '{name}' to replace{did_you_mean(name, modules)} "
+                f"(compute modules: {', '.join(sorted(modules)) or 'none'})"
+            )
+        if len(code) < 20 or len(code) % 4 or code[:4] != b"\x03\x02\x23\x07":
+            raise InputError(f"the SPIR-V given for module '{name}' is not a SPIR-V binary")
+    for segment in model.segments:
+        reason = runnable_without_substitution(segment)
+        if reason is not None and segment.module.name not in shaders:
+            raise UnsupportedError(reason)
+
+
+def _run(
+    model: VgfModel,
+    arrays: list[Array],
+    pushes: dict[int, bytes],
+    shaders: dict[str, bytes],
+    folder: Path,
+    stack: Stack,
+    timeout: float,
+) -> dict[str, Array]:
+    scenario, outputs = build_scenario(model, arrays, pushes, shaders, folder)
+    scenario_path = folder / "scenario.json"
+    scenario_path.write_text(json.dumps(scenario, indent=2), encoding="utf-8")
+    env = stack.environment(folder / "layers")
+    command = [
+        str(stack.scenario_runner),
+        "--scenario",
+        str(scenario_path),
+        "--output",
+        str(folder),
+    ]
+    where = str(model.path)
+    try:
+        done = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise VgfcError(
+            f"the scenario runner did not finish in {timeout:g} s", file=where
+        ) from None
+    except OSError as e:
+        raise UnsupportedError(f"cannot start the scenario runner: {e.strerror}") from None
+    if done.returncode != 0:
+        raise VgfcError(_failure(done.returncode, done.stdout + done.stderr), file=where)
+    results = {}
+    for output in outputs:
+        if not output.path.is_file():
+            raise VgfcError(
+                f"the scenario runner wrote nothing for output '{output.interface.name}'",
+                file=where,
+            )
+        results[output.interface.name] = read_output(output)
+    return results
+
+
+def _failure(returncode: int, log: str) -> str:
+    """One line from the runner's log: its ERROR messages (with the lines that continue them,
+    such as a shader compiler's log), else its last lines."""
+    errors: list[str] = []
+    in_error = False
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in lines:
+        match = _LOG_LINE.search(line)
+        if match is not None:
+            in_error = match.group(1) == "ERROR"
+            if in_error:
+                errors.append(match.group(2).strip())
+        elif in_error:
+            errors[-1] += " " + line
+    detail = "; ".join(errors) or " | ".join(lines[-3:]) or "no output"
+    status = f"signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
+    return f"the scenario runner failed ({status}): {detail}"

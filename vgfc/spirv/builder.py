@@ -1,0 +1,301 @@
+"""A small SPIR-V module builder for graph modules (``SPV_ARM_graph`` / ``SPV_ARM_tensors``).
+
+It hands out result ids, keeps each instruction in the section the logical layout of a module
+requires, and deduplicates types and constants, so callers may ask for the same type or value as
+often as they like. Opcodes and enumerant values come from the SPIR-V core grammar
+(:mod:`vgfc.spirv.grammar`). The output depends only on the sequence of calls: no hashing order,
+no timestamps.
+
+Graph declarations follow the layout the reference converter writes and SPIRV-Tools accepts:
+``OpGraphEntryPointARM`` after every global declaration, then the graph definition
+(``OpGraphARM``, its inputs, its body, ``OpGraphSetOutputARM`` and ``OpGraphEndARM``).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from array import array
+from collections.abc import Iterable, Sequence
+from typing import Union
+
+# vgfc.shader and vgfc.spirv.grammar import each other: load the package side first.
+import vgfc.shader  # noqa: F401
+from vgfc.diagnostics import InternalError
+from vgfc.spirv.grammar import core_grammar, enumerant, opcode
+
+__all__ = ["MAGIC", "ModuleBuilder", "Operand", "Section"]
+
+MAGIC = 0x07230203
+
+Operand = Union[int, str]  # noqa: UP007
+"""An instruction operand: a word (an id or a literal number) or a literal string."""
+
+
+class Section(enum.IntEnum):
+    """The parts of a module, in the order the logical layout requires."""
+
+    CAPABILITY = 0
+    EXTENSION = 1
+    EXT_IMPORT = 2
+    MEMORY_MODEL = 3
+    DEBUG = 4
+    ANNOTATION = 5
+    GLOBAL = 6
+    """Types, constants (including ``OpGraphConstantARM``) and global variables."""
+    GRAPH_ENTRY = 7
+    GRAPH = 8
+
+
+def _string_words(text: str) -> list[int]:
+    raw = text.encode("utf-8") + b"\0"
+    raw += b"\0" * (-len(raw) % 4)
+    return [int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw), 4)]
+
+
+def _encode(operands: Iterable[Operand]) -> list[int]:
+    words: list[int] = []
+    for operand in operands:
+        if isinstance(operand, str):
+            words += _string_words(operand)
+        elif 0 <= operand <= 0xFFFFFFFF:
+            words.append(operand)
+        else:
+            raise InternalError(f"SPIR-V operand {operand} does not fit in a 32-bit word")
+    return words
+
+
+class ModuleBuilder:
+    """Accumulates one SPIR-V module; :meth:`to_bytes` writes it out.
+
+    Methods named ``type_*`` and ``constant*`` return the id of an existing identical
+    declaration when there is one. Variables, graphs and graph-body instructions are never
+    shared.
+    """
+
+    def __init__(self, version: tuple[int, int] = (1, 5), generator: int = 0) -> None:
+        self.version = version
+        self.generator = generator
+        self._bound = 1
+        self._sections: dict[Section, list[list[int]]] = {s: [] for s in Section}
+        self._capabilities: dict[str, None] = {}
+        self._extensions: dict[str, None] = {}
+        self._imports: dict[str, int] = {}
+        self._shared: dict[tuple[object, ...], int] = {}
+
+    # -- ids and raw instructions ---------------------------------------------------------
+
+    def new_id(self) -> int:
+        """A fresh result id."""
+        self._bound += 1
+        return self._bound - 1
+
+    def emit(self, section: Section, opname: str, *operands: Operand) -> None:
+        """Append one instruction; the opcode comes from the grammar."""
+        code = opcode(opname)
+        words = _encode(operands)
+        if 1 + len(words) < core_grammar().min_words[code]:
+            raise InternalError(f"{opname} needs more operands than {list(operands)}")
+        if len(words) + 1 > 0xFFFF:
+            raise InternalError(f"{opname} has {len(words)} operands, more than one word holds")
+        self._sections[section].append([(len(words) + 1) << 16 | code, *words])
+
+    def _shared_result(self, section: Section, opname: str, *operands: Operand) -> int:
+        """Emit ``%r = opname operands`` once; later identical requests return the same id."""
+        key = (opname, *operands)
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = self.new_id()
+            self.emit(section, opname, found, *operands)
+        return found
+
+    def _typed_result(self, opname: str, type_id: int, *operands: Operand) -> int:
+        """Like :meth:`_shared_result` for instructions whose result type comes first."""
+        key = (opname, type_id, *operands)
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = self.new_id()
+            self.emit(Section.GLOBAL, opname, type_id, found, *operands)
+        return found
+
+    # -- module-level declarations --------------------------------------------------------
+
+    def capability(self, *names: str) -> None:
+        """Declare capabilities (by grammar name); each is written once, in first-use order."""
+        for name in names:
+            if name not in self._capabilities:
+                self._capabilities[name] = None
+                self.emit(Section.CAPABILITY, "OpCapability", enumerant("Capability", name))
+
+    def extension(self, *names: str) -> None:
+        """Declare extensions; each is written once, in first-use order."""
+        for name in names:
+            if name not in self._extensions:
+                self._extensions[name] = None
+                self.emit(Section.EXTENSION, "OpExtension", name)
+
+    def import_set(self, name: str) -> int:
+        """The id of an ``OpExtInstImport`` of the extended instruction set ``name``."""
+        if name not in self._imports:
+            self._imports[name] = self.new_id()
+            self.emit(Section.EXT_IMPORT, "OpExtInstImport", self._imports[name], name)
+        return self._imports[name]
+
+    def memory_model(self, addressing: str, model: str) -> None:
+        """Set the ``OpMemoryModel`` (once)."""
+        if self._sections[Section.MEMORY_MODEL]:
+            raise InternalError("the memory model is already set")
+        self.emit(
+            Section.MEMORY_MODEL,
+            "OpMemoryModel",
+            enumerant("AddressingModel", addressing),
+            enumerant("MemoryModel", model),
+        )
+
+    def name(self, target: int, text: str) -> None:
+        """Attach a debug name (``OpName``)."""
+        self.emit(Section.DEBUG, "OpName", target, text)
+
+    def decorate(self, target: int, decoration: str, *literals: int) -> None:
+        """``OpDecorate target decoration literals...``."""
+        self.emit(
+            Section.ANNOTATION, "OpDecorate", target, enumerant("Decoration", decoration), *literals
+        )
+
+    # -- types ----------------------------------------------------------------------------
+
+    def type_bool(self) -> int:
+        return self._shared_result(Section.GLOBAL, "OpTypeBool")
+
+    def type_int(self, width: int, signed: bool = False) -> int:
+        return self._shared_result(Section.GLOBAL, "OpTypeInt", width, int(signed))
+
+    def type_float(self, width: int, encoding: str | None = None) -> int:
+        """``OpTypeFloat``; ``encoding`` names an FPEncoding such as ``BFloat16KHR``."""
+        extra = () if encoding is None else (enumerant("FPEncoding", encoding),)
+        return self._shared_result(Section.GLOBAL, "OpTypeFloat", width, *extra)
+
+    def type_array(self, element: int, length: int) -> int:
+        """An array of ``length`` elements (the length becomes a 32-bit unsigned constant)."""
+        return self._shared_result(
+            Section.GLOBAL, "OpTypeArray", element, self.constant_u32(length)
+        )
+
+    def type_struct(self, *members: int) -> int:
+        return self._shared_result(Section.GLOBAL, "OpTypeStruct", *members)
+
+    def type_pointer(self, storage: str, pointee: int) -> int:
+        return self._shared_result(
+            Section.GLOBAL, "OpTypePointer", enumerant("StorageClass", storage), pointee
+        )
+
+    def type_tensor(self, element: int, shape: Sequence[int]) -> int:
+        """A ranked, fully shaped ``OpTypeTensorARM``; the shape is an array constant."""
+        if not shape or any(d <= 0 for d in shape):
+            raise InternalError(f"a tensor type needs a static shape of rank >= 1, got {shape}")
+        uint = self.type_int(32)
+        dims = self.type_array(uint, len(shape))
+        shape_id = self.constant_composite(dims, [self.constant_u32(d) for d in shape])
+        return self._shared_result(
+            Section.GLOBAL, "OpTypeTensorARM", element, self.constant_u32(len(shape)), shape_id
+        )
+
+    def type_graph(self, inputs: Sequence[int], outputs: Sequence[int]) -> int:
+        """``OpTypeGraphARM``: the number of inputs, then input and output types."""
+        return self._shared_result(Section.GLOBAL, "OpTypeGraphARM", len(inputs), *inputs, *outputs)
+
+    # -- constants ------------------------------------------------------------------------
+
+    def constant(self, type_id: int, *words: int) -> int:
+        """``OpConstant``: ``words`` is the value, low-order word first."""
+        return self._typed_result("OpConstant", type_id, *words)
+
+    def constant_u32(self, value: int) -> int:
+        """A 32-bit unsigned integer constant (array lengths, indices, enum values)."""
+        return self.constant(self.type_int(32), value)
+
+    def constant_bool(self, value: bool) -> int:
+        return self._typed_result(
+            "OpConstantTrue" if value else "OpConstantFalse", self.type_bool()
+        )
+
+    def constant_composite(self, type_id: int, constituents: Sequence[int]) -> int:
+        return self._typed_result("OpConstantComposite", type_id, *constituents)
+
+    def constant_null(self, type_id: int) -> int:
+        return self._typed_result("OpConstantNull", type_id)
+
+    def constant_replicate(self, type_id: int, value: int) -> int:
+        """``OpConstantCompositeReplicateEXT``: every element of ``type_id`` equal to ``value``."""
+        self.capability("ReplicatedCompositesEXT")
+        self.extension("SPV_EXT_replicated_composites")
+        return self._typed_result("OpConstantCompositeReplicateEXT", type_id, value)
+
+    def graph_constant(self, type_id: int, constant_id: int) -> int:
+        """``OpGraphConstantARM``: a tensor the runtime supplies under ``constant_id``."""
+        return self._typed_result("OpGraphConstantARM", type_id, constant_id)
+
+    # -- variables and graphs -------------------------------------------------------------
+
+    def variable(self, pointer_type: int, storage: str) -> int:
+        """A new global ``OpVariable`` (never shared)."""
+        result = self.new_id()
+        self.emit(
+            Section.GLOBAL,
+            "OpVariable",
+            pointer_type,
+            result,
+            enumerant("StorageClass", storage),
+        )
+        return result
+
+    def graph_entry_point(self, graph: int, name: str, interface: Sequence[int]) -> None:
+        self.emit(Section.GRAPH_ENTRY, "OpGraphEntryPointARM", graph, name, *interface)
+
+    def begin_graph(self, graph_type: int, result: int | None = None) -> int:
+        """Start ``OpGraphARM``; ``result`` may be an id taken earlier for the entry point."""
+        graph = self.new_id() if result is None else result
+        self.emit(Section.GRAPH, "OpGraphARM", graph_type, graph)
+        return graph
+
+    def graph_input(self, type_id: int, index: int) -> int:
+        result = self.new_id()
+        self.emit(Section.GRAPH, "OpGraphInputARM", type_id, result, self.constant_u32(index))
+        return result
+
+    def ext_inst(
+        self, type_id: int, instruction_set: int, code: int, operands: Sequence[int]
+    ) -> int:
+        """``OpExtInst`` in the graph body."""
+        result = self.new_id()
+        self.emit(Section.GRAPH, "OpExtInst", type_id, result, instruction_set, code, *operands)
+        return result
+
+    def composite_extract(self, type_id: int, composite: int, index: int) -> int:
+        result = self.new_id()
+        self.emit(Section.GRAPH, "OpCompositeExtract", type_id, result, composite, index)
+        return result
+
+    def graph_set_output(self, value: int, index: int) -> None:
+        self.emit(Section.GRAPH, "OpGraphSetOutputARM", value, self.constant_u32(index))
+
+    def end_graph(self) -> None:
+        self.emit(Section.GRAPH, "OpGraphEndARM")
+
+    # -- output ---------------------------------------------------------------------------
+
+    def words(self) -> list[int]:
+        """The module as 32-bit words: header, then every section in layout order."""
+        major, minor = self.version
+        out = [MAGIC, major << 16 | minor << 8, self.generator, self._bound, 0]
+        for section in Section:
+            for inst in self._sections[section]:
+                out += inst
+        return out
+
+    def to_bytes(self) -> bytes:
+        """The module as little-endian bytes."""
+        words = array("I", self.words())
+        if sys.byteorder == "big":
+            words.byteswap()
+        return words.tobytes()

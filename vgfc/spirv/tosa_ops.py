@@ -1,0 +1,252 @@
+"""The lowering table: one entry per TOSA operator of the ``TOSA.001000.1`` instruction set.
+
+An entry says how each of the op's attributes becomes an instruction operand; everything else
+about the instruction comes from its grammar (:mod:`vgfc.spirv.extinst`): the opcode and the
+operand order. Walking the grammar's operands, a name the entry lists is an attribute, read from
+``op.attrs`` and encoded; any other name is the op's next input tensor (a ``*`` operand takes all
+remaining inputs, for CONCAT). Attribute encodings are those of the reference converter:
+
+* enumerations are 32-bit unsigned constants: ``nan_mode`` PROPAGATE 1 / IGNORE 2; ``acc_type``
+  INT32 1, FP16 2, FP32 3, INT48 4 (the instruction set's own numbering, unlike TOSA's DType);
+  ``rounding_mode`` SINGLE_ROUND 1, INEXACT_ROUND 2, DOUBLE_ROUND 3; ``mode`` NEAREST 1,
+  BILINEAR 2;
+* ``axis`` is a 32-bit unsigned constant, booleans are ``OpConstantTrue/False``;
+* integer lists (``kernel``, ``stride``, ``pad``, ``dilation``, ``out_pad``, ``perms``) are rank-1
+  32-bit integer tensor constants, never replicated;
+* CLAMP's ``min_val``/``max_val`` are scalars of the input's element type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol
+
+import numpy as np
+
+from vgfc.diagnostics import InputError
+from vgfc.ir import AttrValue, DType, Operator, Tensor
+from vgfc.spirv.builder import ModuleBuilder
+from vgfc.spirv.extinst import tosa_instructions
+from vgfc.spirv.tensors import as_array, scalar_constant, tensor_constant, tensor_type
+
+__all__ = ["TOSA_LOWERINGS", "AttrEncoder", "Emitter", "Lowering", "lower_operator"]
+
+
+class Emitter(Protocol):
+    """What a lowering needs from the graph being built."""
+
+    @property
+    def builder(self) -> ModuleBuilder: ...
+
+    @property
+    def instruction_set(self) -> int:
+        """The id of the ``OpExtInstImport`` of TOSA.001000.1."""
+        ...
+
+    def tensor(self, name: str) -> Tensor:
+        """The IR tensor of a name (shape and type checked by the emitter)."""
+        ...
+
+    def operand(self, name: str) -> int:
+        """The id of a tensor's value: graph input, earlier result or constant."""
+        ...
+
+
+AttrEncoder = Callable[[Emitter, Operator, str, AttrValue], int]
+"""Turns attribute ``key`` of an op into the id of a constant operand."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lowering:
+    """How one TOSA op becomes one ``OpExtInst``."""
+
+    attributes: Mapping[str, AttrEncoder] = field(default_factory=dict)
+    """Grammar operand name -> encoder, for the operands that come from attributes."""
+    results: int = 1
+    """Result tensors; FFT2D and RFFT2D return two, as a struct the graph then unpacks."""
+
+
+def _int(op: Operator, key: str, value: AttrValue) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"expected an integer, got {value!r}", op.where(), key=key)
+    return value
+
+
+def _u32(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
+    number = _int(op, key, value)
+    if not 0 <= number <= 0xFFFFFFFF:
+        raise InputError(f"{number} is out of range", op.where(), key=key)
+    return ctx.builder.constant_u32(number)
+
+
+def _bool(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
+    if not isinstance(value, bool):
+        raise InputError(f"expected a boolean, got {value!r}", op.where(), key=key)
+    return ctx.builder.constant_bool(value)
+
+
+def _int_list(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
+    if not isinstance(value, tuple) or not value:
+        raise InputError(f"expected a non-empty integer list, got {value!r}", op.where(), key=key)
+    values = np.asarray(value, dtype=np.int64)
+    return tensor_constant(ctx.builder, DType.INT32, (len(value),), values, replicate=False)
+
+
+def _enum(numbers: Mapping[str, int]) -> AttrEncoder:
+    def encode(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
+        if not isinstance(value, str) or value not in numbers:
+            allowed = ", ".join(numbers)
+            raise InputError(f"{value!r} is not one of {allowed}", op.where(), key=key)
+        return ctx.builder.constant_u32(numbers[value])
+
+    return encode
+
+
+def _bound(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
+    """A CLAMP bound: a scalar of the input's element type (the reader decoded its bytes)."""
+    dtype = ctx.tensor(op.inputs[0]).dtype
+    if isinstance(value, (bytes, str)) or value is None or isinstance(value, tuple):
+        raise InputError(f"expected one {dtype.value} value, got {value!r}", op.where(), key=key)
+    array = np.asarray(value).reshape(-1)
+    if array.size != 1:
+        raise InputError(f"expected one {dtype.value} value, got {array.size}", op.where(), key=key)
+    return scalar_constant(ctx.builder, dtype, as_array(dtype, array))
+
+
+AXIS = _u32
+BOOL = _bool
+INTS = _int_list
+BOUND = _bound
+NAN_MODE = _enum({"PROPAGATE": 1, "IGNORE": 2})
+ACC_TYPE = _enum({"INT32": 1, "FP16": 2, "FP32": 3, "INT48": 4})
+ROUNDING_MODE = _enum({"SINGLE_ROUND": 1, "INEXACT_ROUND": 2, "DOUBLE_ROUND": 3})
+RESIZE_MODE = _enum({"NEAREST": 1, "BILINEAR": 2})
+
+
+def _op(results: int = 1, **attributes: AttrEncoder) -> Lowering:
+    return Lowering(MappingProxyType(attributes), results)
+
+
+_CONV = _op(pad=INTS, stride=INTS, dilation=INTS, acc_type=ACC_TYPE, local_bound=BOOL)
+_PLAIN = _op()  # every operand is a tensor
+
+TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
+    {
+        # Tensor operators.
+        "ARGMAX": _op(axis=AXIS, nan_mode=NAN_MODE),
+        "AVG_POOL2D": _op(kernel=INTS, stride=INTS, pad=INTS, acc_type=ACC_TYPE),
+        "CONV2D": _CONV,
+        "CONV3D": _CONV,
+        "DEPTHWISE_CONV2D": _CONV,
+        "FFT2D": _op(2, inverse=BOOL, local_bound=BOOL),
+        "MATMUL": _PLAIN,
+        "MAX_POOL2D": _op(kernel=INTS, stride=INTS, pad=INTS, nan_mode=NAN_MODE),
+        "RFFT2D": _op(2, local_bound=BOOL),
+        "TRANSPOSE_CONV2D": _op(out_pad=INTS, stride=INTS, acc_type=ACC_TYPE, local_bound=BOOL),
+        # Activation functions.
+        "CLAMP": _op(min_val=BOUND, max_val=BOUND, nan_mode=NAN_MODE),
+        "ERF": _PLAIN,
+        "SIGMOID": _PLAIN,
+        "TANH": _PLAIN,
+        # Elementwise binary operators.
+        "ADD": _PLAIN,
+        "ARITHMETIC_RIGHT_SHIFT": _op(round=BOOL),
+        "BITWISE_AND": _PLAIN,
+        "BITWISE_OR": _PLAIN,
+        "BITWISE_XOR": _PLAIN,
+        "INTDIV": _PLAIN,
+        "LOGICAL_AND": _PLAIN,
+        "LOGICAL_LEFT_SHIFT": _PLAIN,
+        "LOGICAL_RIGHT_SHIFT": _PLAIN,
+        "LOGICAL_OR": _PLAIN,
+        "LOGICAL_XOR": _PLAIN,
+        "MAXIMUM": _op(nan_mode=NAN_MODE),
+        "MINIMUM": _op(nan_mode=NAN_MODE),
+        "MUL": _PLAIN,
+        "POW": _PLAIN,
+        "SUB": _PLAIN,
+        "TABLE": _PLAIN,
+        # Elementwise unary operators.
+        "ABS": _PLAIN,
+        "BITWISE_NOT": _PLAIN,
+        "CEIL": _PLAIN,
+        "CLZ": _PLAIN,
+        "COS": _PLAIN,
+        "EXP": _PLAIN,
+        "FLOOR": _PLAIN,
+        "LOG": _PLAIN,
+        "LOGICAL_NOT": _PLAIN,
+        "NEGATE": _PLAIN,
+        "RECIPROCAL": _PLAIN,
+        "RSQRT": _PLAIN,
+        "SIN": _PLAIN,
+        # Elementwise ternary, comparison.
+        "SELECT": _PLAIN,
+        "EQUAL": _PLAIN,
+        "GREATER": _PLAIN,
+        "GREATER_EQUAL": _PLAIN,
+        # Reductions.
+        "REDUCE_ALL": _op(axis=AXIS),
+        "REDUCE_ANY": _op(axis=AXIS),
+        "REDUCE_MAX": _op(axis=AXIS, nan_mode=NAN_MODE),
+        "REDUCE_MIN": _op(axis=AXIS, nan_mode=NAN_MODE),
+        "REDUCE_PRODUCT": _op(axis=AXIS),
+        "REDUCE_SUM": _op(axis=AXIS),
+        # Data layout.
+        "CONCAT": _op(axis=AXIS),
+        "PAD": _PLAIN,
+        "RESHAPE": _PLAIN,
+        "REVERSE": _op(axis=AXIS),
+        "SLICE": _PLAIN,
+        "TILE": _PLAIN,
+        "TRANSPOSE": _op(perms=INTS),
+        # Scatter/gather, image, type conversion.
+        "GATHER": _PLAIN,
+        "SCATTER": _PLAIN,
+        "RESIZE": _op(mode=RESIZE_MODE),
+        "CAST": _PLAIN,
+        "RESCALE": _op(
+            scale32=BOOL,
+            rounding_mode=ROUNDING_MODE,
+            per_channel=BOOL,
+            input_unsigned=BOOL,
+            output_unsigned=BOOL,
+        ),
+    }
+)
+
+
+def lower_operator(ctx: Emitter, op: Operator) -> tuple[int, ...]:
+    """Emit ``op`` as one ``OpExtInst``; returns the ids of its results, in output order."""
+    lowering = TOSA_LOWERINGS[op.op]
+    inst = tosa_instructions()[op.op]
+    if len(op.outputs) != lowering.results:
+        raise InputError(
+            f"has {len(op.outputs)} outputs, {op.op} produces {lowering.results}", op.where()
+        )
+    operands: list[int] = []
+    inputs = list(op.inputs)
+    for operand in inst.operands:
+        encode = lowering.attributes.get(operand.name)
+        if encode is not None:
+            if operand.name not in op.attrs:
+                raise InputError("attribute is missing", op.where(), key=operand.name)
+            operands.append(encode(ctx, op, operand.name, op.attrs[operand.name]))
+        elif operand.variadic:
+            operands += [ctx.operand(name) for name in inputs]
+            inputs = []
+        elif inputs:
+            operands.append(ctx.operand(inputs.pop(0)))
+        else:
+            raise InputError(f"input '{operand.name}' is missing", op.where())
+    if inputs:
+        raise InputError(f"has {len(op.inputs)} inputs, more than {op.op} takes", op.where())
+
+    b = ctx.builder
+    types = [tensor_type(b, ctx.tensor(n).dtype, ctx.tensor(n).shape or ()) for n in op.outputs]
+    if len(types) == 1:
+        return (b.ext_inst(types[0], ctx.instruction_set, inst.opcode, operands),)
+    whole = b.ext_inst(b.type_struct(*types), ctx.instruction_set, inst.opcode, operands)
+    return tuple(b.composite_extract(t, whole, i) for i, t in enumerate(types))
