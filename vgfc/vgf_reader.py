@@ -182,7 +182,7 @@ def decode(data: bytes, source: str | None = None) -> VgfFile:
     consts = vgfpy.CreateConstantDecoder(section(header.GetConstantsOffset(), ct), ct)
     if None in (modules, seq, res, consts):
         raise InputError("malformed VGF file: a section does not decode", file=source)
-    return VgfFile(
+    f = VgfFile(
         version=f"{header.GetMajor()}.{header.GetMinor()}.{header.GetPatch()}",
         vk_header_version=header.GetEncoderVulkanHeadersVersion(),
         modules=tuple(_module(modules, i) for i in range(modules.size())),
@@ -208,6 +208,24 @@ def decode(data: bytes, source: str | None = None) -> VgfFile:
             seq.getModelSequenceOutputBindingSlotsHandle(),
         ),
     )
+    _check_references(f, source)
+    return f
+
+
+def _check_references(f: VgfFile, source: str | None) -> None:
+    """Every index a table holds must point inside the table it refers to."""
+    slots = [s for _, s in (*f.inputs, *f.outputs)]
+    for seg in f.segments:
+        if seg.module >= len(f.modules):
+            raise InputError(
+                f"corrupt VGF file: segment {seg.index} refers to module {seg.module}", file=source
+            )
+        slots += [*seg.inputs, *seg.outputs, *(b for d in seg.descriptor_sets for b in d.bindings)]
+    for slot in slots:
+        if slot.resource >= len(f.resources):
+            raise InputError(
+                f"corrupt VGF file: a binding slot refers to resource {slot.resource}", file=source
+            )
 
 
 def module_code(data: bytes, index: int) -> bytes | str | None:

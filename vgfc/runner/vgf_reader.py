@@ -1,28 +1,26 @@
-"""Read what running a VGF file needs: its model sequence, resources, segments and modules.
+"""What running a VGF file needs: its model sequence, resources, segments and modules' code.
 
-Decoding goes through ``vgfpy``, the VGF library's own Python binding, so vgfc reads files
-exactly as the runtimes do.
+A view over :mod:`vgfc.vgf_reader` (which decodes through ``vgfpy``, the VGF library's own
+binding, so vgfc reads files exactly as the runtimes do).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 from vgfc.diagnostics import InputError
 from vgfc.runner.formats import ElementFormat, element_format
+from vgfc.vgf_reader import BindingSlot, decode, module_code
+from vgfc.vulkan_names import (
+    border_colors,
+    descriptor_types,
+    filters,
+    formats,
+    sampler_address_modes,
+)
 
 __all__ = ["Interface", "Module", "Resource", "Sampler", "Segment", "VgfModel", "read_vgf"]
-
-
-@cache
-def _vgfpy() -> Any:
-    # vgfpy is a compiled extension without type stubs; importing it by name keeps mypy's view
-    # of it as Any in one place.
-    return importlib.import_module("vgfpy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,146 +118,69 @@ def read_vgf(path: Path) -> VgfModel:
 
 
 def _decode(path: Path, data: bytes) -> VgfModel:
-    vgf = _vgfpy()
-    view = memoryview(data)
-    header = (
-        vgf.CreateHeaderDecoder(data, vgf.HeaderSize(), len(data))
-        if len(data) >= vgf.HeaderSize()
-        else None
-    )
-    if header is None or not header.IsValid():
-        raise InputError("not a VGF file (bad header)")
-    if not header.CheckVersion():
-        raise InputError(
-            f"unsupported VGF format version {header.GetMajor()}.{header.GetMinor()}"
-            f".{header.GetPatch()}"
-        )
-
-    def section(create: Any, offset: int, size: int, what: str) -> Any:
-        if offset + size > len(data):
-            raise InputError(f"truncated VGF file: the {what} ends past the end of the file")
-        decoder = create(view[offset : offset + size], size)
-        if decoder is None:
-            raise InputError(f"corrupt VGF file: cannot decode the {what}")
-        return decoder
-
-    modules_dec = section(
-        vgf.CreateModuleTableDecoder,
-        header.GetModuleTableOffset(),
-        header.GetModuleTableSize(),
-        "module table",
-    )
-    sequence = section(
-        vgf.CreateModelSequenceTableDecoder,
-        header.GetModelSequenceTableOffset(),
-        header.GetModelSequenceTableSize(),
-        "model sequence table",
-    )
-    table = section(
-        vgf.CreateModelResourceTableDecoder,
-        header.GetModelResourceTableOffset(),
-        header.GetModelResourceTableSize(),
-        "model resource table",
-    )
-
-    resources = tuple(_resource(table, i) for i in range(table.size()))
-    modules = [_module(vgf, modules_dec, i) for i in range(modules_dec.size())]
-
-    def interfaces(slots: Any, names: Any, prefix: str) -> tuple[Interface, ...]:
-        found = []
-        for i in range(sequence.getBindingsSize(slots)):
-            mrt = sequence.getBindingSlotMrtIndex(slots, i)
-            if mrt >= len(resources):
-                raise InputError(f"corrupt VGF file: {prefix} {i} refers to resource {mrt}")
-            name = sequence.getName(names, i) if i < sequence.getNamesSize(names) else ""
-            binding = sequence.getBindingSlotBinding(slots, i)
-            found.append(Interface(i, name or f"{prefix}_{i}", binding, resources[mrt]))
-        return tuple(found)
-
-    segments = []
-    for i in range(sequence.modelSequenceTableSize()):
-        module_index = sequence.getSegmentModuleIndex(i)
-        if module_index >= len(modules):
-            raise InputError(f"corrupt VGF file: segment {i} refers to module {module_index}")
-        ranges = sequence.getSegmentPushConstRange(i)
-        push = max(
-            (
-                sequence.getPushConstRangeOffset(ranges, r)
-                + sequence.getPushConstRangeSize(ranges, r)
-                for r in range(sequence.getPushConstRangesSize(ranges))
+    # The container is decoded once, by vgfc.vgf_reader; this is the runner's view of it, with
+    # Vulkan enums as values and module code attached.
+    f = decode(data)
+    resources = tuple(
+        Resource(
+            index=r.index,
+            category=r.category.lower(),
+            descriptor_type=None
+            if r.descriptor_type is None
+            else descriptor_types()[r.descriptor_type],
+            format=formats()[r.format],
+            shape=r.shape,
+            sampler=None
+            if r.sampler is None
+            else Sampler(
+                filters()[r.sampler.min_filter],
+                filters()[r.sampler.mag_filter],
+                sampler_address_modes()[r.sampler.address_mode_u],
+                sampler_address_modes()[r.sampler.address_mode_v],
+                border_colors()[r.sampler.border_color],
             ),
-            default=0,
         )
-        kind = "compute" if sequence.getSegmentType(i) == vgf.ModuleType.Compute else "graph"
-        segments.append(
-            Segment(
-                i,
-                sequence.getSegmentName(i) or f"segment_{i}",
-                kind,
-                modules[module_index],
-                tuple(int(d) for d in sequence.getSegmentDispatchShape(i)),
-                push,
+        for r in f.resources
+    )
+    modules = []
+    for m in f.modules:
+        code = module_code(data, m.index)
+        modules.append(
+            Module(
+                index=m.index,
+                name=m.name,
+                kind=m.type.lower(),
+                entry_point=m.entry_point,
+                code={"SPIR-V": "spirv", "GLSL": "glsl", "HLSL": "hlsl"}.get(m.code, "none"),
+                spirv=code if isinstance(code, bytes) else None,
+                source=code if isinstance(code, str) else None,
             )
         )
 
+    def interfaces(
+        named: tuple[tuple[str, BindingSlot], ...], prefix: str
+    ) -> tuple[Interface, ...]:
+        return tuple(
+            Interface(i, name or f"{prefix}_{i}", slot.binding, resources[slot.resource])
+            for i, (name, slot) in enumerate(named)
+        )
+
+    segments = tuple(
+        Segment(
+            s.index,
+            s.name or f"segment_{s.index}",
+            s.type.lower(),
+            modules[s.module],
+            s.dispatch_shape,
+            max((r.offset + r.size for r in s.push_constant_ranges), default=0),
+        )
+        for s in f.segments
+    )
     return VgfModel(
         path=path,
-        version=f"{header.GetMajor()}.{header.GetMinor()}.{header.GetPatch()}",
-        inputs=interfaces(
-            sequence.getModelSequenceInputBindingSlotsHandle(),
-            sequence.getModelSequenceInputNamesHandle(),
-            "input",
-        ),
-        outputs=interfaces(
-            sequence.getModelSequenceOutputBindingSlotsHandle(),
-            sequence.getModelSequenceOutputNamesHandle(),
-            "output",
-        ),
-        segments=tuple(segments),
+        version=f.version,
+        inputs=interfaces(f.inputs, "input"),
+        outputs=interfaces(f.outputs, "output"),
+        segments=segments,
         resources=resources,
-    )
-
-
-def _resource(table: Any, index: int) -> Resource:
-    handle = table.getSamplerConfigHandle(index)
-    sampler = None
-    if handle is not None:
-        sampler = Sampler(
-            table.getSamplerConfigMinFilter(handle),
-            table.getSamplerConfigMagFilter(handle),
-            table.getSamplerConfigAddressModeU(handle),
-            table.getSamplerConfigAddressModeV(handle),
-            table.getSamplerConfigBorderColor(handle),
-        )
-    return Resource(
-        index=index,
-        category=str(table.getCategory(index).name).lower(),
-        descriptor_type=table.getDescriptorType(index),
-        format=int(table.getVkFormat(index)),
-        shape=tuple(int(d) for d in table.getTensorShape(index)),
-        sampler=sampler,
-    )
-
-
-def _module(vgf: Any, table: Any, index: int) -> Module:
-    spirv: bytes | None = None
-    source: str | None = None
-    if table.hasSPIRVCode(index):
-        code = "spirv"
-        spirv = bytes(table.getSPIRVModuleCode(index))
-    elif table.hasGLSLCode(index):
-        code, source = "glsl", str(table.getGLSLModuleCode(index))
-    elif table.hasHLSLCode(index):
-        code, source = "hlsl", str(table.getHLSLModuleCode(index))
-    else:
-        code = "none"
-    kind = "compute" if table.getModuleType(index) == vgf.ModuleType.Compute else "graph"
-    return Module(
-        index=index,
-        name=str(table.getModuleName(index)),
-        kind=kind,
-        entry_point=str(table.getModuleEntryPoint(index)),
-        code=code,
-        spirv=spirv,
-        source=source,
     )
