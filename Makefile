@@ -58,6 +58,8 @@ lint: install-test ## ruff and mypy
 bench: install-test ## run the benchmarks under benchmarks/
 	$(PY) benchmarks/bench_reader.py
 	$(PY) benchmarks/bench_shader.py
+	$(PY) benchmarks/bench_compile.py
+	$(PY) benchmarks/bench_samples.py
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -45,3 +45,23 @@ def test_sample_runs_and_matches_numpy(stack, tmp_path: Path, name: str, seed: i
             np.testing.assert_allclose(got, want, rtol=0, atol=TOLERANCE.get(name, 0.0))
         else:
             np.testing.assert_array_equal(got, want)
+
+
+REAL = Path(__file__).resolve().parent / "data" / "real" / "tflite"
+
+
+def test_real_network_matches_the_tosa_reference_model(stack, tmp_path: Path) -> None:  # noqa: F811
+    """A TFLite face detector from a PyPI wheel, converted to TOSA: 230 operators (CONV2D,
+    DEPTHWISE_CONV2D, PAD, MAX_POOL2D, CAST fp16, ...), compiled by vgfc, run on the CPU."""
+    from vgfc.numeric import compare, random_inputs, tosa_reference_outputs
+
+    model = REAL / "face_detection_short_range.tosa"
+    result = compile_model(model)
+    vgf = tmp_path / "face.vgf"
+    vgf.write_bytes(result.vgf)
+    inputs = random_inputs(result.graph, seed=7)
+    got = run_vgf(vgf, [inputs[n] for n in result.graph.inputs], workdir=tmp_path / "w")
+    want = tosa_reference_outputs(model, result.graph, inputs)
+    rows = compare(got, want, atol=1e-5, rtol=1e-5)
+    assert [r.name for r in rows] == ["TosaOutput_0", "TosaOutput_1"]
+    assert all(r.ok for r in rows), rows
