@@ -65,3 +65,14 @@ def test_real_network_matches_the_tosa_reference_model(stack, tmp_path: Path) ->
     rows = compare(got, want, atol=1e-5, rtol=1e-5)
     assert [r.name for r in rows] == ["TosaOutput_0", "TosaOutput_1"]
     assert all(r.ok for r in rows), rows
+
+
+def test_rank_0_tensors_run(stack, tmp_path: Path) -> None:  # noqa: F811
+    from tosa_factory import Op, T, build
+
+    model = tmp_path / "scalar.tosa"
+    model.write_bytes(build([T("x", ()), T("y", ())], [Op("ABS", ["x"], ["y"])], ["x"], ["y"]))
+    vgf = tmp_path / "scalar.vgf"
+    vgf.write_bytes(compile_model(model).vgf)
+    out = run_vgf(vgf, [np.array(-3.0, np.float32)])
+    assert out["y"].shape == () and out["y"] == 3.0

@@ -46,13 +46,19 @@ def random_inputs(graph: Graph, seed: int = 0) -> dict[str, Array]:
     inputs: dict[str, Array] = {}
     for name in graph.inputs:
         tensor = graph.tensors[name]
-        if tensor.dtype not in _NUMPY or tensor.shape is None or any(d < 0 for d in tensor.shape):
+        supported = tensor.dtype in _NUMPY or tensor.dtype is DType.BF16
+        if not supported or tensor.shape is None or any(d < 0 for d in tensor.shape):
             raise UnsupportedError(
                 f"cannot make random {tensor.dtype.value} data of shape {tensor.shape}: give the "
                 "input with -i",
                 tensor=name,
             )
         dtype = _NUMPY[tensor.dtype]
+        if tensor.dtype is DType.BF16:
+            import ml_dtypes
+
+            inputs[name] = rng.uniform(-1.0, 1.0, tensor.shape).astype(ml_dtypes.bfloat16)
+            continue
         if tensor.dtype is DType.BOOL:
             inputs[name] = rng.integers(0, 2, tensor.shape).astype(np.bool_)
         elif tensor.dtype.is_float:
@@ -74,11 +80,18 @@ class Comparison:
     ok: bool
 
 
+# Default tolerances (atol, rtol) by element type: a few units in the last place of each.
+TOLERANCES = {"float32": (1e-5, 1e-5), "float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
+
+
 def compare(
-    got: Mapping[str, Array], expected: Mapping[str, Array], atol: float, rtol: float
+    got: Mapping[str, Array],
+    expected: Mapping[str, Array],
+    atol: float | None = None,
+    rtol: float | None = None,
 ) -> list[Comparison]:
     """Compare every expected output; exact for integers and booleans, ``atol + rtol * |want|``
-    for floats."""
+    for floats (defaults by element type, :data:`TOLERANCES`); NaN matches NaN."""
     rows = []
     for name, want in expected.items():
         if name not in got:
@@ -90,14 +103,18 @@ def compare(
             rows.append(Comparison(name, have.shape, str(have.dtype), np.inf, np.inf, False))
             continue
         a, b = have.astype(np.float64), want.astype(np.float64)
+        both_nan = np.isnan(a) & np.isnan(b)
+        a, b = np.where(both_nan, 0.0, a), np.where(both_nan, 0.0, b)
         diff = np.abs(a - b)
         max_abs = float(diff.max()) if diff.size else 0.0
         rel = diff / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
         max_rel = float(rel.max()) if rel.size else 0.0
-        if np.issubdtype(want.dtype, np.floating):
-            ok = bool(
-                np.all(diff <= atol + rtol * np.abs(b)) and not np.any(np.isnan(a) != np.isnan(b))
-            )
+        if want.dtype.kind == "f" or str(want.dtype) in TOLERANCES:
+            default = TOLERANCES.get(str(want.dtype), TOLERANCES["float32"])
+            tol_a = default[0] if atol is None else atol
+            tol_r = default[1] if rtol is None else rtol
+            # NaN on one side only never passes: diff is NaN and the comparison is False.
+            ok = bool(np.all(diff <= tol_a + tol_r * np.abs(b)))
         else:
             ok = max_abs == 0.0
         rows.append(Comparison(name, have.shape, str(have.dtype), max_abs, max_rel, ok))

@@ -140,7 +140,7 @@ def _describe(resource: Resource, kind: str, direction: str, uid: str) -> dict[s
         return {"uid": uid, "size": size, "shader_access": access}
     if kind == "tensor":
         access = "readonly" if direction == "input" else "readwrite"
-        dims = list(resource.shape) or [1]
+        dims = list(resource.shape)
         return {"uid": uid, "dims": dims, "format": element.name, "shader_access": access}
     height, width, _ = _image_hwc(resource)
     sampled = enum_name("descriptor", resource.descriptor_type or 0) == _SAMPLED

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import InternalError, ShaderError, UnsupportedError, did_you_mean
-from vgfc.shader import cmeel_file
 
 __all__ = ["DEFAULT_OPTIONS", "CompileOptions", "Language", "compile_shader"]
 

@@ -12,8 +12,8 @@ import threading
 from array import array
 from typing import Any
 
+from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import InternalError, ShaderError, did_you_mean
-from vgfc.shader import cmeel_file
 
 __all__ = ["SPIRV_MAGIC", "TARGET_ENVS", "check_binary", "disassemble", "validate", "words_of"]
 

@@ -1,1 +1,1 @@
-"""SPIR-V: the core grammar tables (and, later, the graph module builder)."""
+"""SPIR-V: the grammar tables, the module builder and the TOSA.001000.1 lowering table."""

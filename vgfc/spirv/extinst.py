@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from vgfc.shader import cmeel_file
+from vgfc.cmeel import cmeel_file
 
 __all__ = ["TOSA_SET", "ExtInstruction", "ExtOperand", "tosa_instructions"]
 

@@ -11,8 +11,8 @@ import json
 from array import array
 from dataclasses import dataclass
 
+from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import ShaderError
-from vgfc.shader import cmeel_file
 
 __all__ = [
     "Grammar",

@@ -82,16 +82,7 @@ _NUMPY: dict[DType, np.dtype[Any]] = {
 }
 
 
-def as_array(dtype: DType, values: object) -> Array:
-    """``values`` as a numpy array of the element type the IR uses for ``dtype``."""
-    if dtype in _ML_DTYPES:
-        import ml_dtypes  # shipped with tosa-tools; only these formats need it
-
-        target: np.dtype[Any] = np.dtype(getattr(ml_dtypes, _ML_DTYPES[dtype]))
-        return np.asarray(values, dtype=np.float32).astype(target)
-    return np.asarray(values).astype(_IR_NUMPY.get(dtype, np.int64))
-
-
+# The numpy element types the IR uses for constant data (as the reader decodes it).
 _IR_NUMPY: dict[DType, type[np.generic]] = {
     DType.BOOL: np.bool_,
     DType.INT4: np.int8,
@@ -106,6 +97,16 @@ _ML_DTYPES = {
     DType.FP8E4M3: "float8_e4m3fn",
     DType.FP8E5M2: "float8_e5m2",
 }
+
+
+def as_array(dtype: DType, values: object) -> Array:
+    """``values`` as a numpy array of the element type the IR uses for ``dtype``."""
+    if dtype in _ML_DTYPES:
+        import ml_dtypes  # shipped with tosa-tools; only these formats need it
+
+        target: np.dtype[Any] = np.dtype(getattr(ml_dtypes, _ML_DTYPES[dtype]))
+        return np.asarray(values, dtype=np.float32).astype(target)
+    return np.asarray(values).astype(_IR_NUMPY.get(dtype, np.int64))
 
 
 def _element(dtype: DType) -> _Element:
