@@ -240,3 +240,13 @@ def test_inspect_rejects_a_non_vgf_file(cli, tmp_path: Path) -> None:
     run = cli("inspect", str(bad))
     assert run.code == 1
     assert run.err.startswith(f"error: {bad}: ")
+
+
+def test_inspect_diff(cli, compiled) -> None:
+    mine, ref = compiled["dup"]
+    run = cli("inspect", str(mine), "--diff", str(ref))
+    assert run.code == 1
+    assert "input names: ['input-0'] != ['input_0']" in run.out
+    assert run.out.strip().endswith(f"4 difference(s) between {mine} and {ref}")
+    same = cli("inspect", str(mine), "--diff", str(mine))
+    assert same.code == 0 and "0 difference(s)" in same.out

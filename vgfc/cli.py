@@ -383,15 +383,33 @@ def compile(
 @cli.command()
 @click.argument("vgf", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
+@click.option(
+    "--diff",
+    "other",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Print the structural differences from another VGF file instead (exit 1 if any).",
+)
 @_handle_errors
-def inspect(vgf: Path, as_json: bool) -> None:
+def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
     """Show what a VGF file holds: modules, segments, resources, constants.
 
     Reads files written by vgfc and by other tools (such as the reference model-converter).
+    With --diff, compares the structure a runtime acts on (segments, descriptor sets, binding
+    slots, dispatch, push constants, resources, inputs and outputs) with another file.
     """
     from vgfc.vgf_reader import read_vgf
 
     f = read_vgf(vgf)
+    if other is not None:
+        from vgfc.vgf_diff import diff_vgf
+
+        lines = diff_vgf(f, read_vgf(other))
+        for line in lines:
+            click.echo(line)
+        click.echo(f"{len(lines)} difference(s) between {vgf} and {other}")
+        if lines:
+            sys.exit(EXIT_ERROR)
+        return
     if as_json:
         click.echo(json.dumps(f.as_dict(), indent=2))
         return
