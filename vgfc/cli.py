@@ -22,8 +22,6 @@ from rich.table import Table
 
 import vgfc
 from vgfc.diagnostics import ErrorKind, InputError, VgfcError
-from vgfc.dot import plan_to_dot
-from vgfc.report import partition_json, summarize_ops
 
 if TYPE_CHECKING:
     from vgfc.shader.glslang import CompileOptions
@@ -142,6 +140,9 @@ def partition(model: Path, as_json: bool, as_dot: bool, output: Path | None) -> 
     \b
     Render the graph:  vgfc partition model.tosa --dot | dot -Tsvg -o plan.svg
     """
+    from vgfc.dot import plan_to_dot
+    from vgfc.report import partition_json, summarize_ops
+
     if as_json and as_dot:
         raise click.UsageError("--json and --dot are exclusive: choose one")
     if output is not None and not (as_json or as_dot):
@@ -334,7 +335,7 @@ def compile(
     untouched. The same input and options always give the same bytes.
     """
     from vgfc.compiler import Options, compile_model
-    from vgfc.report import compile_report
+    from vgfc.report import compile_report, summarize_ops
 
     output = output or model.with_suffix(".vgf")
     options = Options(_compile_options(include_dirs, defines, target_env), keep_source)

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from vgfc.ir import Graph
 from vgfc.partition import Plan
-from vgfc.resources import logical_bindings
 from vgfc.schema import load_schema
 
 if TYPE_CHECKING:
@@ -75,6 +74,8 @@ REPORT_FORMAT = "vgfc.report/1"
 def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
     """What ``vgfc compile --report`` writes, documented by ``schemas/report.schema.json``."""
     import hashlib
+
+    from vgfc.resources import logical_bindings
 
     program = c.program
     binding_of = logical_bindings(c.graph, c.plan)

@@ -52,10 +52,10 @@ def diff_vgf(a: VgfFile, b: VgfFile) -> list[str]:
         )
         _compare(f"{where} constants", len(x.constant_bindings), len(y.constant_bindings), out)
     _compare("resources", len(a.resources), len(b.resources), out)
-    for x, y in zip(a.resources, b.resources, strict=False):
-        fields = ("category", "descriptor_type", "format", "shape", "alias_group", "sampler")
+    fields = ("category", "descriptor_type", "format", "shape", "alias_group", "sampler")
+    for r, q in zip(a.resources, b.resources, strict=False):
         for f in fields:
-            _compare(f"resource {x.index} {f}", getattr(x, f), getattr(y, f), out)
+            _compare(f"resource {r.index} {f}", getattr(r, f), getattr(q, f), out)
     _compare("constants", [c.size for c in a.constants], [c.size for c in b.constants], out)
     _compare("inputs", _slots(s for _, s in a.inputs), _slots(s for _, s in b.inputs), out)
     _compare("outputs", _slots(s for _, s in a.outputs), _slots(s for _, s in b.outputs), out)
