@@ -60,6 +60,7 @@ bench: install-test ## run the benchmarks under benchmarks/
 	$(PY) benchmarks/bench_shader.py
 	$(PY) benchmarks/bench_compile.py
 	$(PY) benchmarks/bench_samples.py
+	$(PY) benchmarks/bench_conformance.py
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
