@@ -8,77 +8,26 @@ No traceback is shown unless ``--debug`` is given.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 import vgfc
-from vgfc.diagnostics import ErrorKind, InputError, VgfcError
+from vgfc.cli_support import (
+    EXIT_ERROR,
+    F,
+    handle_errors,
+    stderr_console,
+    write_atomically,
+)
+from vgfc.diagnostics import VgfcError
 
 if TYPE_CHECKING:
     from vgfc.shader.glslang import CompileOptions
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_ERROR = 1
-EXIT_INTERNAL = 3
-
-
-def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _handle_errors(func: F) -> F:
-    """Turn errors into one clear line on stderr and an exit code; tracebacks only with --debug."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        debug = bool(click.get_current_context().find_root().params.get("debug"))
-        try:
-            return func(*args, **kwargs)
-        except VgfcError as e:
-            if debug:
-                raise
-            label = "internal error" if e.kind is ErrorKind.INTERNAL else "error"
-            _stderr().print(f"[bold red]{label}:[/] {e.render()}", markup=True, highlight=False)
-            sys.exit(EXIT_INTERNAL if e.kind is ErrorKind.INTERNAL else EXIT_ERROR)
-        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
-            raise
-        except Exception as e:
-            if debug:
-                raise
-            _stderr().print(
-                f"[bold red]internal error:[/] {type(e).__name__}: {e}\n"
-                "This is a bug in vgfc; rerun with --debug for a traceback and report it.",
-                markup=True,
-            )
-            sys.exit(EXIT_INTERNAL)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename: never a partial file."""
-    target = path.resolve()
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as e:
-        raise InputError(f"cannot write output file: {e.strerror}", file=str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -129,7 +78,7 @@ def cli(debug: bool) -> None:
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Write the JSON or DOT text to this file instead of standard output.",
 )
-@_handle_errors
+@handle_errors
 def partition(model: Path, as_json: bool, as_dot: bool, output: Path | None) -> None:
     """Show how MODEL splits into ML and shader partitions.
 
@@ -230,7 +179,7 @@ def shader_options(func: F) -> F:
 @model_argument
 @click.option("--json", "as_json", is_flag=True, help="Print the diagnostics as JSON.")
 @shader_options
-@_handle_errors
+@handle_errors
 def check(
     model: Path,
     as_json: bool,
@@ -278,7 +227,7 @@ def check(
         }
         click.echo(json.dumps(doc, indent=2))
     else:
-        console = _stderr()
+        console = stderr_console()
         for d in diagnostics:
             colour = "red" if d in errors else "yellow"
             label = "error" if d in errors else "warning"
@@ -316,7 +265,7 @@ def check(
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @shader_options
-@_handle_errors
+@handle_errors
 def compile(
     model: Path,
     output: Path | None,
@@ -339,7 +288,7 @@ def compile(
 
     output = output or model.with_suffix(".vgf")
     options = Options(_compile_options(include_dirs, defines, target_env), keep_source)
-    console = _stderr()
+    console = stderr_console()
     if quiet or not console.is_terminal:
         result = compile_model(model, options)
     else:
@@ -390,7 +339,7 @@ def compile(
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Print the structural differences from another VGF file instead (exit 1 if any).",
 )
-@_handle_errors
+@handle_errors
 def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
     """Show what a VGF file holds: modules, segments, resources, constants.
 

@@ -14,13 +14,14 @@ from typing import Any
 import click
 import numpy as np
 
+from vgfc.cli_support import handle_errors, write_atomically
 from vgfc.diagnostics import InputError
 from vgfc.ir import Array
 
-__all__ = ["run"]
+__all__ = ["load_array", "parse_pairs", "read_push_data", "run"]
 
 
-def _pairs(values: tuple[str, ...], option: str, metavar: str) -> list[tuple[str, str]]:
+def parse_pairs(values: tuple[str, ...], option: str, metavar: str) -> list[tuple[str, str]]:
     pairs = []
     for value in values:
         key, sep, path = value.partition("=")
@@ -30,7 +31,7 @@ def _pairs(values: tuple[str, ...], option: str, metavar: str) -> list[tuple[str
     return pairs
 
 
-def _load_array(path: str, what: str) -> Array:
+def load_array(path: str, what: str) -> Array:
     try:
         with open(path, "rb") as f:
             if f.read(6) != b"\x93NUMPY":
@@ -45,10 +46,10 @@ def _load_array(path: str, what: str) -> Array:
     return array
 
 
-def _push_data(path: str) -> bytes:
+def read_push_data(path: str) -> bytes:
     """A .npy file gives its array's bytes; any other file is taken as raw bytes."""
     if path.endswith(".npy"):
-        return np.ascontiguousarray(_load_array(path, "push-constant file")).tobytes()
+        return np.ascontiguousarray(load_array(path, "push-constant file")).tobytes()
     try:
         return Path(path).read_bytes()
     except OSError as e:
@@ -92,6 +93,7 @@ def _push_data(path: str) -> bytes:
     help="Keep the scenario and its files in this folder.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the outputs.")
+@handle_errors
 def run(
     vgf: Path,
     inputs: tuple[str, ...],
@@ -110,22 +112,6 @@ def run(
 
     Needs pip install 'vgfc[run]' and apt-get install mesa-vulkan-drivers libvulkan1.
     """
-    # Imported here, not at module level, so vgfc.cli may import this module at any point.
-    from vgfc.cli import _handle_errors
-
-    _handle_errors(_run)(vgf, inputs, output_dir, push_constants, shaders, workdir, as_json)
-
-
-def _run(
-    vgf: Path,
-    inputs: tuple[str, ...],
-    output_dir: Path | None,
-    push_constants: tuple[str, ...],
-    shaders: tuple[str, ...],
-    workdir: Path | None,
-    as_json: bool,
-) -> None:
-    from vgfc.cli import write_atomically
     from vgfc.runner import run_vgf
     from vgfc.runner.scenario import safe_name
 
@@ -134,25 +120,25 @@ def _run(
     for value in inputs:
         # NAME=FILE splits at the first "="; a value that names an existing file is positional.
         if "=" not in value or Path(value).is_file():
-            positional.append(_load_array(value, "input file"))
+            positional.append(load_array(value, "input file"))
             continue
         name, _, path = value.partition("=")
         if not name or not path:
             raise click.BadParameter(f"'{value}' is not [NAME=]FILE.npy", param_hint="--input")
         if name in named:
             raise click.BadParameter(f"input '{name}' is given twice", param_hint="--input")
-        named[name] = _load_array(path, "input file")
+        named[name] = load_array(path, "input file")
     if named and positional:
         raise click.UsageError("give every --input by NAME=FILE or every one by position")
     pushes: dict[int, bytes] = {}
-    for key, path in _pairs(push_constants, "--push-constants", "SEGMENT=FILE"):
+    for key, path in parse_pairs(push_constants, "--push-constants", "SEGMENT=FILE"):
         if not key.isdigit():
             raise click.BadParameter(
                 f"segment '{key}' is not an index", param_hint="--push-constants"
             )
-        pushes[int(key)] = _push_data(path)
+        pushes[int(key)] = read_push_data(path)
     modules: dict[str, bytes] = {}
-    for module, path in _pairs(shaders, "--shader", "MODULE=FILE.spv"):
+    for module, path in parse_pairs(shaders, "--shader", "MODULE=FILE.spv"):
         try:
             modules[module] = Path(path).read_bytes()
         except OSError as e:

@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from vgfc.cli_support import handle_errors
 from vgfc.diagnostics import InputError
 
 __all__ = ["verify"]
@@ -59,6 +60,7 @@ __all__ = ["verify"]
 )
 @click.option("--rtol", type=float, help="Relative tolerance (defaults as for --atol).")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@handle_errors
 def verify(
     model: Path,
     inputs: tuple[str, ...],
@@ -80,25 +82,7 @@ def verify(
     vgfc verify model.tosa                          random inputs, automatic oracle
     vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
     """
-    from vgfc.cli import _handle_errors
-
-    _handle_errors(_verify)(
-        model, inputs, seed, against, expected, push_constants, atol, rtol, as_json
-    )
-
-
-def _verify(
-    model: Path,
-    inputs: tuple[str, ...],
-    seed: int,
-    against: str,
-    expected: tuple[str, ...],
-    push_constants: tuple[str, ...],
-    atol: float | None,
-    rtol: float | None,
-    as_json: bool,
-) -> None:
-    from vgfc.cli_run import _load_array, _pairs, _push_data
+    from vgfc.cli_run import load_array, parse_pairs, read_push_data
     from vgfc.compiler import compile_model
     from vgfc.numeric import (
         compare,
@@ -111,24 +95,24 @@ def _verify(
     result = compile_model(model)
     graph = result.graph
     values = random_inputs(graph, seed)
-    for name, path in _pairs(inputs, "--input", "NAME=FILE.npy"):
+    for name, path in parse_pairs(inputs, "--input", "NAME=FILE.npy"):
         if name not in graph.inputs:
             raise InputError(f"the model has no input '{name}' (it has {', '.join(graph.inputs)})")
-        values[name] = _load_array(path, "input file")
+        values[name] = load_array(path, "input file")
     want = {}
-    for name, path in _pairs(expected, "--expected", "NAME=FILE.npy"):
+    for name, path in parse_pairs(expected, "--expected", "NAME=FILE.npy"):
         if name not in graph.outputs:
             raise InputError(
                 f"the model has no output '{name}' (it has {', '.join(graph.outputs)})"
             )
-        want[name] = _load_array(path, "expected file")
+        want[name] = load_array(path, "expected file")
     by_name = {op.custom_name: op.index for op in graph.operators if op.is_shader}
     push_by_op: dict[int, bytes] = {}
-    for key, path in _pairs(push_constants, "--push-constants", "OP=FILE"):
+    for key, path in parse_pairs(push_constants, "--push-constants", "OP=FILE"):
         index = int(key) if key.isdigit() else by_name.get(key)
         if index is None or not graph.operators[index].is_shader:
             raise InputError(f"'{key}' is not a shader op of the model")
-        data = _push_data(path)
+        data = read_push_data(path)
         size = result.resolved.shaders[index].spec.push_constant_size
         if len(data) != size:
             raise InputError(
