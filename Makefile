@@ -42,10 +42,12 @@ apt-deps: ## install the Debian packages the tests need (skipped when present)
 samples: $(VENV)/.installed ## rebuild the bundled sample models from samples/build_samples.py
 	$(PY) samples/build_samples.py
 
-run: $(VENV)/.installed ## install, then partition and check the bundled mixed sample
+run: $(VENV)/.installed ## install, then partition and compile the bundled mixed sample, with a report
 	@[ -f samples/mixed.tosa ] || $(PY) samples/build_samples.py
+	@mkdir -p build
 	$(VGFC) partition samples/mixed.tosa
-	$(VGFC) check samples/mixed.tosa
+	$(VGFC) compile samples/mixed.tosa -o build/mixed.vgf --report build/mixed.report.json
+	@echo "wrote build/mixed.vgf and build/mixed.report.json; see them with: $(VGFC) inspect build/mixed.vgf"
 
 test: install-test ## install test dependencies, then run the whole test suite
 	$(PY) -m pytest -q

@@ -307,17 +307,18 @@ def compile(
         return
     out = Console(highlight=False, soft_wrap=True)
     table = Table(title=f"{output}: {len(result.vgf)} bytes")
-    for col in ("segment", "type", "module", "ops", "dispatch", "push"):
-        table.add_column(col)
+    for col in ("#", "type", "module", "code", "operators", "dispatch", "push"):
+        table.add_column(col, overflow="fold")
     for seg in result.program.segments:
         part = result.plan.partitions[seg.partition]
         module = result.program.modules[seg.module]
         code = "SPIR-V" if module.spirv is not None else (module.language or "none")
         push = ", ".join(f"{r.size} B" for r in seg.push_constant_ranges)
         table.add_row(
-            seg.name,
+            str(seg.index),
             seg.kind,
-            f"{module.name} ({code})",
+            module.name,
+            code,
             summarize_ops(result.graph, part.operators),
             "x".join(map(str, seg.dispatch)) if seg.kind == "compute" else "",
             push,
