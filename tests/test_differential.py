@@ -1,5 +1,5 @@
 """Differential suite: `vgfc inspect --diff` between vgfc's VGF and the reference converter's,
-on the samples, the real models and the conformance models. Every difference printed must be
+on the samples, the real models and the 328 conformance tests. Every difference printed must be
 one vgfc makes on purpose (README: "Intended differences")."""
 
 from __future__ import annotations
@@ -16,7 +16,12 @@ from vgfc.vgf_diff import diff_vgf
 from vgfc.vgf_reader import read_vgf
 
 DATA = Path(__file__).resolve().parent / "data" / "real"
-MODELS = sorted(SAMPLES_DIR.glob("*.tosa")) + sorted(DATA.rglob("*.tosa"))
+CONFORMANCE = Path(__file__).resolve().parent / "data" / "conformance"
+MODELS = (
+    sorted(SAMPLES_DIR.glob("*.tosa"))
+    + sorted(DATA.rglob("*.tosa"))
+    + sorted(CONFORMANCE.glob("*/test.tosa"))
+)
 # hey_jarvis keeps state in variables, which neither converter can lower.
 MODELS = [m for m in MODELS if m.name != "hey_jarvis.tosa"]
 

@@ -62,11 +62,29 @@ _ELEMENT_FORMATS = {
 }
 
 
-def element_format(dtype: DType) -> str:
-    """The scalar VkFormat name of a TOSA element type, as graph tensors use it."""
+def element_format(dtype: DType, unsigned: bool = False) -> str:
+    """The scalar VkFormat name of a TOSA element type, as graph tensors use it; ``unsigned``
+    picks the UINT format of the same width for integers a RESCALE reads or writes unsigned."""
     if dtype not in _ELEMENT_FORMATS:
         raise UnsupportedError(f"{dtype.value} tensors have no Vulkan tensor format")
-    return _ELEMENT_FORMATS[dtype]
+    name = _ELEMENT_FORMATS[dtype]
+    return name.replace("_SINT", "_UINT") if unsigned else name
+
+
+def unsigned_values(graph: Graph) -> frozenset[str]:
+    """Tensors whose integers are unsigned: TOSA integers carry no sign, but a RESCALE says how
+    it reads its input and writes its output, and the reference converter gives such values
+    UINT formats, which is what a runtime feeding unsigned data expects."""
+    written = {o for op in graph.operators if op.op == "RESCALE" for o in op.outputs}
+    found: set[str] = set()
+    for op in graph.operators:
+        if op.op != "RESCALE":
+            continue
+        if op.attrs.get("output_unsigned") is True:
+            found.update(op.outputs)
+        if op.attrs.get("input_unsigned") is True and op.inputs and op.inputs[0] not in written:
+            found.add(op.inputs[0])
+    return frozenset(found)
 
 
 class Category(enum.Enum):
@@ -202,8 +220,11 @@ def plan_program(
         if key not in seen:
             seen.append(key)
 
+    unsigned = unsigned_values(graph)
+
     def graph_view(tensor: str) -> tuple[str, str, Sampler | None]:
-        return _view_key(TENSOR_ARM, element_format(graph.tensors[tensor].dtype), None)
+        fmt = element_format(graph.tensors[tensor].dtype, tensor in unsigned)
+        return _view_key(TENSOR_ARM, fmt, None)
 
     def shader_view(r: ShaderResource) -> tuple[str, str, Sampler | None]:
         return _view_key(r.descriptor_type, r.format, r.sampler)
@@ -242,7 +263,7 @@ def plan_program(
                         Category.CONSTANT,
                         c.tensor,
                         None,
-                        element_format(c.dtype),
+                        element_format(c.dtype, c.tensor in unsigned),
                         c.shape,
                     )
                 )
