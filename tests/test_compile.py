@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 from reference_tools import reference_convert, vgf_dump
 from samples_module import SAMPLES_DIR, load_samples_module
+from test_check import attrs as shader_attrs
 
 from vgfc.compiler import compile_model
 from vgfc.schema import load_schema
@@ -138,20 +139,8 @@ def test_failing_compile_writes_nothing_and_keeps_the_old_file(cli, tmp_path: Pa
     from tosa_factory import T, build, custom
 
     bad = tmp_path / "bad.tosa"
-    attrs = {
-        "entry_point": "main",
-        "workgroup_sizes": [1, 1, 1],
-        "shader_language": "GLSL",
-        "shader_code": "#version 450\nvoid main() { oops }\n",
-        "input_0_binding": 0,
-        "input_0_descriptorset": 0,
-        "input_0_vkdescriptortype": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER",
-        "input_0_vkformat": "VK_FORMAT_R32_SFLOAT",
-        "output_0_binding": 1,
-        "output_0_descriptorset": 0,
-        "output_0_vkdescriptortype": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER",
-        "output_0_vkformat": "VK_FORMAT_R32_SFLOAT",
-    }
+    # A storage-buffer copy shader, as in the check tests, with a syntax error.
+    attrs = shader_attrs("#version 450\nvoid main() { oops }\n")
     bad.write_bytes(build([T("x"), T("y")], [custom(["x"], ["y"], attrs=attrs)], ["x"], ["y"]))
     out, report = tmp_path / "out.vgf", tmp_path / "r.json"
     run = cli("compile", str(bad), "-o", str(out), "--report", str(report))
