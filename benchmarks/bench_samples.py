@@ -27,7 +27,7 @@ from samples_module import SAMPLES_DIR, load_samples_module  # noqa: E402
 from vgfc.compiler import compile_model  # noqa: E402
 from vgfc.runner import run_vgf  # noqa: E402
 from vgfc.shader.glslang import Language, compile_shader  # noqa: E402
-from vgfc.vgf_reader import decode, module_code  # noqa: E402
+from vgfc.vgf.decode import decode  # noqa: E402
 
 
 def max_error(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> float:
@@ -63,7 +63,7 @@ def main() -> None:
             push, ref_push = None, None
             if sample.push_constants:
                 data = samples.push_constant_bytes(sample)
-                (seg,) = [s.index for s in result.program.segments if s.push_constant_ranges]
+                (seg,) = [i for i, s in enumerate(result.model.segments) if s.push_constant_ranges]
                 push = {seg: data}
             start = time.perf_counter()
             got = run_vgf(mine, ordered, push)
@@ -81,12 +81,10 @@ def main() -> None:
             f = decode(data_ref)
             shaders = {}
             for m in f.modules:
-                if m.code == "HLSL":
-                    source = module_code(data_ref, m.index)
-                    assert isinstance(source, str)
-                    shaders[m.name] = compile_shader(source, Language.HLSL, m.entry_point)
+                if m.code == "HLSL" and m.source is not None:
+                    shaders[m.name] = compile_shader(m.source, Language.HLSL, m.entry_point)
             if sample.push_constants:
-                (seg,) = [s.index for s in f.segments if s.type == "COMPUTE"]
+                (seg,) = [i for i, s in enumerate(f.segments) if s.type.name == "COMPUTE"]
                 ref_push = {seg: samples.push_constant_bytes(sample)}
             start = time.perf_counter()
             got_ref = run_vgf(ref, ordered, ref_push, shaders=shaders or None)
@@ -94,7 +92,7 @@ def main() -> None:
             print(
                 f"{name:<10}{t_compile * 1000:>8.1f}ms{t_run:>9.2f}s{max_error(got, want):>10.2g}"
                 f"{t_ref_compile * 1000:>8.0f}ms{t_ref_run:>9.2f}s{max_error(got_ref, want):>10.2g}"
-                f"{len(result.program.segments):>5} /{len(f.segments):>2}"
+                f"{len(result.model.segments):>5} /{len(f.segments):>2}"
             )
 
 

@@ -18,7 +18,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from vgfc.shader import Language, cmeel_file, compile_shader, reflect, validate
+from vgfc.shader import Language, cmeel_file, compile_shader
+from vgfc.spirv.reflect import reflect
+from vgfc.spirv.spirv_tools import validate
 
 GLSL = """#version 450
 // Reads an RGBA32F image, writes a swizzled copy to a buffer and a scaled copy to an image.

@@ -49,10 +49,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from vgfc.vgf.model import Interface, Model
 
 DATA = Path(__file__).resolve().parent / "data" / "conformance"
 MANIFEST = DATA / "manifest.json"
@@ -300,6 +303,13 @@ def read_inputs(test: ConformanceTest) -> list[tuple[str, Array]]:
     return arrays
 
 
+def _dtype(model: Model, iface: Interface) -> np.dtype[Any]:
+    """The numpy element type of a model input, from its resource's format."""
+    from vgfc.runner.formats import element_format
+
+    return element_format(model.resource_of(iface).format).dtype
+
+
 def run_model(vgf: Path, test: ConformanceTest, workdir: Path) -> dict[str, Array]:
     """Run ``vgf`` on the test's inputs; returns the outputs by the test's output names.
 
@@ -313,11 +323,10 @@ def run_model(vgf: Path, test: ConformanceTest, workdir: Path) -> dict[str, Arra
     by_name = {i.name: i for i in model.inputs}
     given: Mapping[str, Array] | list[Array]
     if arrays and all(n in by_name for n, _ in arrays):
-        given = {n: _same_bits(a, by_name[n].resource.element.dtype) for n, a in arrays}
+        given = {n: _same_bits(a, _dtype(model, by_name[n])) for n, a in arrays}
     else:
         given = [
-            _same_bits(a, i.resource.element.dtype)
-            for (_, a), i in zip(arrays, model.inputs, strict=False)
+            _same_bits(a, _dtype(model, i)) for (_, a), i in zip(arrays, model.inputs, strict=False)
         ]
     got = run_vgf(vgf, given, workdir=workdir, timeout=RUN_TIMEOUT)
     wanted = [o.name for o in test.outputs]

@@ -190,14 +190,14 @@ def test_undersized_dispatch_is_a_warning(cli, tmp_path: Path) -> None:
 
 
 def test_global_size_derives_the_counts(cli, tmp_path: Path) -> None:
-    import vgfc
-    from vgfc.resolve import resolve
+    from vgfc.compiler import compile_model
+    from vgfc.lower.shader import ShaderModule
 
     path = model(tmp_path, attrs(workgroup_sizes=None, global_size=[64, 1, 1]))
-    graph = vgfc.load(path)
-    resolved = resolve(graph)
-    assert resolved.shaders[1].dispatch == (4, 1, 1)
-    assert not resolved.diagnostics
+    result = compile_model(path)
+    (shader,) = [m for m in result.modules if isinstance(m, ShaderModule)]
+    assert shader.op.index == 1 and shader.dispatch == (4, 1, 1)
+    assert not result.diagnostics
 
     bad = model(tmp_path, attrs(workgroup_sizes=[2, 1, 1], global_size=[64, 1, 1]))
     run = cli("check", str(bad))

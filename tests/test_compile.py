@@ -16,27 +16,27 @@ from test_check import attrs as shader_attrs
 
 from vgfc.compiler import compile_model
 from vgfc.schema import load_schema
-from vgfc.shader.spirv_tools import validate
-from vgfc.vgf_reader import VgfFile, decode, module_code, read_vgf
+from vgfc.spirv.spirv_tools import validate
+from vgfc.vgf.decode import decode, read_vgf
+from vgfc.vgf.model import Model
 
 SAMPLES = load_samples_module().SAMPLES
 NAMES = sorted(SAMPLES)
 
 
-def structure(f: VgfFile) -> dict[str, Any]:
+def structure(f: Model) -> dict[str, Any]:
     """What must agree with the reference: segment kinds and order, resources (category,
     descriptor type, format, shape, alias group), descriptor sets and segment I/O slots."""
     return {
         "segments": [
             {
-                "type": s.type,
+                "type": s.type.name,
                 "sets": [
-                    (d.set, [(b.binding, b.resource) for b in d.bindings])
-                    for d in s.descriptor_sets
+                    (d.set, [(b.binding, b.resource) for b in d.slots]) for d in s.descriptor_sets
                 ],
                 "inputs": [(b.binding, b.resource) for b in s.inputs],
                 "outputs": [(b.binding, b.resource) for b in s.outputs],
-                "dispatch": s.dispatch_shape,
+                "dispatch": s.dispatch,
             }
             for s in f.segments
         ],
@@ -44,8 +44,8 @@ def structure(f: VgfFile) -> dict[str, Any]:
             (r.category, r.descriptor_type, r.format, r.shape, r.alias_group, r.sampler)
             for r in f.resources
         ],
-        "inputs": [(s.binding, s.resource) for _, s in f.inputs],
-        "outputs": [(s.binding, s.resource) for _, s in f.outputs],
+        "inputs": [(s.binding, s.resource) for s in f.inputs],
+        "outputs": [(s.binding, s.resource) for s in f.outputs],
     }
 
 
@@ -84,10 +84,8 @@ def test_every_module_validates(compiled, name: str) -> None:
     data = mine.read_bytes()
     f = decode(data)
     for m in f.modules:
-        assert m.code == "SPIR-V"
-        code = module_code(data, m.index)
-        assert isinstance(code, bytes)
-        validate(code, "vulkan1.3")
+        assert m.code == "SPIR-V" and m.spirv is not None
+        validate(m.spirv, "vulkan1.3")
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -107,13 +105,13 @@ def test_structure_matches_the_reference_converter(compiled, name: str) -> None:
         a["segments"][1]["sets"] = b["segments"][1]["sets"]
     assert a == b
     assert [m.type for m in mine.modules] == [m.type for m in ref.modules]
-    shaders = [m for m in mine.modules if m.type == "COMPUTE"]
+    shaders = [m for m in mine.modules if m.type.name == "COMPUTE"]
     assert all(not m.name.startswith("graph_partition_") for m in shaders)  # operator names kept
 
 
 def test_push_constant_ranges_are_written(compiled) -> None:
     mine, ref = (read_vgf(p) for p in compiled["push"])
-    compute = [s for s in mine.segments if s.type == "COMPUTE"]
+    compute = [s for s in mine.segments if s.type.name == "COMPUTE"]
     assert [(r.stage_flags, r.offset, r.size) for r in compute[0].push_constant_ranges] == [
         (0x20, 0, 8)
     ]
@@ -122,8 +120,8 @@ def test_push_constant_ranges_are_written(compiled) -> None:
 
 def test_output_names_are_the_graph_tensor_names(compiled) -> None:
     mine = read_vgf(compiled["image"][0])
-    assert [n for n, _ in mine.inputs] == ["input-0"]
-    assert [n for n, _ in mine.outputs] == ["result-0", "result-1"]
+    assert [x.name for x in mine.inputs] == ["input-0"]
+    assert [x.name for x in mine.outputs] == ["result-0", "result-1"]
 
 
 @pytest.mark.parametrize("name", ["mixed", "image", "sets"])
@@ -159,24 +157,30 @@ def test_report_follows_its_schema(cli, tmp_path: Path) -> None:
     assert run.code == 0, run.err
     doc = json.loads(report.read_text())
     jsonschema.validate(doc, load_schema("report.schema.json"))
+    jsonschema.validate(doc["vgf"], load_schema("vgf.schema.json"))
     assert doc["vgf_bytes"] == out.stat().st_size
-    assert [s["type"] for s in doc["segments"]] == [
-        "graph",
-        "compute",
-        "graph",
-        "compute",
-        "compute",
-        "graph",
-    ]
+    kinds = [s["type"] for s in doc["vgf"]["segments"]]
+    assert kinds == ["GRAPH", "COMPUTE", "GRAPH", "COMPUTE", "COMPUTE", "GRAPH"]
+    assert [s["partition"] for s in doc["vgf"]["segments"]] == list(range(6))
+    assert all("tensor" in r for r in doc["vgf"]["resources"])
     assert set(doc["timings"]) == {
         "read",
         "verify",
+        "resolve",
         "partition",
-        "shaders",
         "lower",
-        "resources",
-        "emit",
+        "layout",
+        "encode",
     }
+    # The report's VGF section is `vgfc inspect --json` of the file, plus provenance.
+    inspected = json.loads(cli("inspect", str(out), "--json").out)
+    jsonschema.validate(inspected, load_schema("vgf.schema.json"))
+    for s in doc["vgf"]["segments"]:
+        del s["partition"]
+    for r in doc["vgf"]["resources"]:
+        del r["tensor"]
+    assert doc["vgf"] == inspected
+    assert doc["bindings"]["input-0"] == 0
     assert {s["name"] for s in doc["shaders"]} == {"leaky_relu", "square", "channel_reverse"}
 
 
@@ -188,7 +192,7 @@ def test_keep_source_stores_the_shader_text(cli, tmp_path: Path) -> None:
     )
     f = read_vgf(out)
     assert [m.code for m in f.modules] == ["GLSL", "GLSL"]
-    assert "#version 450" in str(module_code(out.read_bytes(), 0))
+    assert "#version 450" in str(f.modules[0].source)
 
 
 def test_default_output_is_next_to_the_model(cli, tmp_path: Path) -> None:

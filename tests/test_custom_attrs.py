@@ -14,6 +14,8 @@ from vgfc.custom.attrs import parse_shader_spec
 from vgfc.custom.contract import check_contract
 from vgfc.diagnostics import InputError
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, DType, Graph, Operator, Tensor, Version
+from vgfc.vgf.model import Sampler
+from vgfc.vulkan_names import descriptor_types, formats
 
 PREFIX = f"model.tosa: op #0 CUSTOM 'blur' ({CUSTOM_SHADER_DOMAIN}): "
 
@@ -81,7 +83,9 @@ def test_parses_a_full_payload() -> None:
     assert spec.language == "GLSL" and spec.code is not None
     (inp,) = spec.inputs
     assert (inp.tensor, inp.set, inp.binding) == ("x0", 0, 0)
-    assert inp.descriptor_value == 7 and inp.format_value == 100
+    assert inp.descriptor_type == "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER"
+    assert inp.format == "VK_FORMAT_R32_SFLOAT"
+    assert descriptor_types()[inp.descriptor_type] == 7 and formats()[inp.format] == 100
     assert [(p.name, p.offset, p.size) for p in spec.push_constants] == [
         ("scale", 0, 4),
         ("bias", 4, 4),
@@ -149,7 +153,7 @@ def test_image_with_sampler_and_duplicated_input() -> None:
     assert [r.tensor for r in spec.inputs] == ["x0", "x0"]  # both bindings kept
     assert [(r.set, r.binding) for r in spec.inputs] == [(0, 0), (3, 1)]
     assert spec.inputs[0].sampler is not None
-    assert spec.inputs[0].sampler.values() == (0, 1, 2, 0, 2)
+    assert spec.inputs[0].sampler == Sampler(**sampler)
 
 
 ERRORS: list[tuple[str, Any, str]] = [

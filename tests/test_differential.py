@@ -12,8 +12,8 @@ from reference_tools import reference_convert
 from samples_module import SAMPLES_DIR
 
 from vgfc.compiler import compile_model
-from vgfc.vgf_diff import diff_vgf
-from vgfc.vgf_reader import read_vgf
+from vgfc.vgf.decode import read_vgf
+from vgfc.vgf.diff import diff_models
 
 DATA = Path(__file__).resolve().parent / "data" / "real"
 CONFORMANCE = Path(__file__).resolve().parent / "data" / "conformance"
@@ -45,11 +45,11 @@ def test_only_intended_differences(model: Path, tmp_path: Path) -> None:
     result = compile_model(model)
     mine.write_bytes(result.vgf)
     ref = read_vgf(reference_convert(model, tmp_path / "ref.vgf"))
-    lines = diff_vgf(read_vgf(mine), ref)
+    lines = diff_models(read_vgf(mine), ref)
     print(f"{model.name}: {len(lines)} difference(s)", *lines, sep="\n  ")
     if model.name == "mixed.tosa":
         # The independent CLAMP joins the first ML partition: one segment fewer.
-        assert len(result.program.segments) == len(ref.segments) - 1
+        assert len(result.model.segments) == len(ref.segments) - 1
         return
     if model.name == "dup.tosa":
         # custom(t, t): vgfc keeps both bindings, the reference drops binding 1.

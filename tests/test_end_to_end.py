@@ -33,7 +33,7 @@ def test_sample_runs_and_matches_numpy(stack, tmp_path: Path, name: str, seed: i
     inputs = samples.random_inputs(sample.build().inputs, seed)
     push = None
     if sample.push_constants:
-        (segment,) = [s.index for s in result.program.segments if s.push_constant_ranges]
+        (segment,) = [i for i, s in enumerate(result.model.segments) if s.push_constant_ranges]
         push = {segment: samples.push_constant_bytes(sample)}
     outputs = run_vgf(vgf, [inputs[n] for n in result.graph.inputs], push, workdir=tmp_path / "w")
     expected = sample.reference(inputs)

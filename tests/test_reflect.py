@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vgfc.diagnostics import ShaderError
-from vgfc.shader import CompileOptions, Language, ResourceBinding, cmeel_file, compile_shader
-from vgfc.shader.reflect import reflect
-from vgfc.shader.spirv_tools import disassemble, validate
+from vgfc.shader import CompileOptions, Language, cmeel_file, compile_shader
+from vgfc.spirv.reflect import ResourceBinding, reflect
+from vgfc.spirv.spirv_tools import disassemble, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -461,7 +461,7 @@ void main() {
 
 def test_reflection_knows_which_resources_are_written() -> None:
     from vgfc.shader.glslang import Language, compile_shader
-    from vgfc.shader.reflect import reflect
+    from vgfc.spirv.reflect import reflect
 
     info = reflect(compile_shader(WRITES, Language.GLSL, "main"))
     written = {b.binding: b.written for b in info.bindings}

@@ -34,7 +34,7 @@ from vgfc.diagnostics import InputError, UnsupportedError, VgfcError
 from vgfc.runner import Inputs, Stack, find_stack, match_inputs, read_vgf, run_vgf
 from vgfc.runner import stack as stack_module
 from vgfc.runner.scenario import read_dds
-from vgfc.runner.vgf_reader import VgfModel
+from vgfc.vgf.model import Model as VgfModel
 
 samples = load_samples_module()
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
@@ -95,14 +95,14 @@ def _hlsl_as_spirv(model: VgfModel) -> dict[str, bytes]:
     from vgfc.shader.glslang import Language, compile_shader
 
     return {
-        s.module.name: compile_shader(s.module.source or "", Language.HLSL, s.module.entry_point)
-        for s in model.segments
-        if s.module.code == "hlsl"
+        m.name: compile_shader(m.source or "", Language.HLSL, m.entry_point)
+        for m in (model.module_of(s) for s in model.segments)
+        if m.code == "HLSL"
     }
 
 
 def _first_shader(model: VgfModel) -> int:
-    return next(s.index for s in model.segments if s.kind == "compute")
+    return next(i for i, s in enumerate(model.segments) if s.type.name == "COMPUTE")
 
 
 def _assert_matches(got: np.ndarray, want: np.ndarray) -> float:
@@ -349,10 +349,12 @@ def test_reader_decodes_the_converters_vgf(reference_vgf: Callable[[str], Path])
     model = read_vgf(reference_vgf("image"))
     (image,) = model.inputs
     assert image.name == "input_0" and image.binding == 0
-    assert image.resource.element.name == "VK_FORMAT_R32G32B32A32_SFLOAT"
-    assert image.resource.shape == (1, 4, 8, 4) and image.resource.sampler is not None
+    resource = model.resource_of(image)
+    assert resource.format == "VK_FORMAT_R32G32B32A32_SFLOAT"
+    assert resource.shape == (1, 4, 8, 4) and resource.sampler is not None
     (segment,) = model.segments
-    assert (segment.kind, segment.module.code, segment.dispatch) == ("compute", "glsl", (2, 1, 1))
+    module = model.module_of(segment)
+    assert (segment.type.name, module.code, segment.dispatch) == ("COMPUTE", "GLSL", (2, 1, 1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,7 +363,7 @@ def test_reader_decodes_the_converters_vgf(reference_vgf: Callable[[str], Path])
 
 def _invoke(*args: str) -> tuple[int, str, str]:
     from vgfc.cli import cli
-    from vgfc.cli_run import run
+    from vgfc.cli.run import run
 
     entry, argv = (cli, ["run", *args]) if "run" in cli.commands else (run, list(args))
     result = CliRunner().invoke(entry, argv, prog_name="vgfc")

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from vgfc.diagnostics import ErrorKind, ShaderError
-from vgfc.shader import CompileOptions, Language, cmeel_file, compile_shader, reflect
-from vgfc.shader.spirv_tools import disassemble, validate
+from vgfc.shader import CompileOptions, Language, cmeel_file, compile_shader
+from vgfc.spirv.reflect import reflect
+from vgfc.spirv.spirv_tools import disassemble, validate
 
 GLSL = """#version 450
 layout(local_size_x = 64) in;

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from vgfc.diagnostics import InternalError, UnsupportedError
 from vgfc.ir import DType
-from vgfc.shader import disassemble, validate
 from vgfc.spirv.builder import MAGIC, ModuleBuilder, Section
 from vgfc.spirv.extinst import TOSA_SET, tosa_instructions
 from vgfc.spirv.grammar import core_grammar, enumerant, opcode
+from vgfc.spirv.spirv_tools import disassemble, validate
 from vgfc.spirv.tensors import (
     BASE_CAPABILITIES,
     BASE_EXTENSIONS,

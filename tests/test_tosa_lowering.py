@@ -32,9 +32,9 @@ from tosa_factory import Op, T, build
 import vgfc
 from vgfc.diagnostics import UnsupportedError
 from vgfc.ir import Graph
-from vgfc.lower_graph import GraphModule, lower_partition
+from vgfc.lower.graph import GraphModule, lower_partition
 from vgfc.partition import PartitionKind
-from vgfc.shader import disassemble, validate
+from vgfc.spirv.spirv_tools import disassemble, validate
 
 REAL = Path(__file__).resolve().parent / "data" / "real"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}

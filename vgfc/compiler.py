@@ -1,37 +1,40 @@
 """The compile pipeline: one direction, each stage a function of the one before.
 
-    bytes --read/verify--> Graph --partition--> Plan --resolve--> shader modules
-          --lower--> graph modules --plan resources--> Program --encode--> VGF bytes
+    bytes --read--> Graph --verify--> Graph --resolve--> Graph (custom ops bound)
+          --partition--> Plan --lower--> one module per partition
+          --layout--> vgf.Model --encode--> VGF bytes
 
-Each stage is timed; the result keeps every intermediate value so the report and tests can look
-at any of them.
+``vgfc compile`` runs every stage and stops at the first error. ``vgfc check`` is the same
+pipeline stopped after ``layout`` with ``keep_going``: every op and partition is still checked,
+each one's first error is collected, and nothing is encoded or written. The two therefore never
+disagree about a model. Each stage is timed; the result keeps every intermediate value so the
+report and tests can look at any of them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from vgfc.diagnostics import Diagnostic
+from vgfc.diagnostics import Diagnostic, Severity, VgfcError
 from vgfc.ir import Graph
-from vgfc.partition import PartitionKind, Plan, partition
-from vgfc.resolve import Resolved, resolve
-from vgfc.resources import Program, logical_bindings, plan_program
+from vgfc.partition import Plan
 from vgfc.shader.glslang import CompileOptions
-from vgfc.tosa_reader import load
-from vgfc.verify import verify
-from vgfc.vgf_writer import encode
+from vgfc.vgf.model import Model
 
 if TYPE_CHECKING:
-    from vgfc.lower_graph import GraphModule
+    from vgfc.lower import LoweredModule
 
-__all__ = ["Compilation", "Options", "compile_model"]
+__all__ = ["STAGES", "Compilation", "Options", "compile_model"]
 
 T = TypeVar("T")
+
+STAGES = ("read", "verify", "resolve", "partition", "lower", "layout", "encode")
+"""The stages in pipeline order; ``stop_after`` names one of them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,66 +48,152 @@ class Options:
 
 @dataclass(frozen=True, slots=True)
 class Compilation:
-    graph: Graph
-    plan: Plan
-    resolved: Resolved
-    graph_modules: dict[int, GraphModule]
-    """Lowered graph modules by ML partition id."""
-    program: Program
-    vgf: bytes
-    timings: tuple[tuple[str, float], ...]
+    """What the pipeline produced. A stage that did not run (stopped, or an earlier error with
+    ``keep_going``) leaves its field ``None``."""
+
+    graph: Graph | None = None
+    """The graph after resolve (custom ops bound), else as read."""
+    plan: Plan | None = None
+    modules: tuple[LoweredModule | None, ...] = ()
+    """One lowered module per partition (:mod:`vgfc.lower`); ``None`` where lowering failed."""
+    model: Model | None = None
+    bindings: dict[str, int] = field(default_factory=dict)
+    """Logical binding id of every value that crosses a partition."""
+    vgf: bytes | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+    """Warnings, and with ``keep_going`` the errors, in pipeline order."""
+    timings: tuple[tuple[str, float], ...] = ()
     """(stage, seconds) in pipeline order."""
 
     @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity is Severity.ERROR)
+
+    @property
     def warnings(self) -> tuple[Diagnostic, ...]:
-        return self.resolved.warnings
+        return tuple(d for d in self.diagnostics if d.severity is Severity.WARNING)
+
+
+class _Run:
+    """Times each stage, reports it, and keeps or raises its errors."""
+
+    def __init__(self, on_stage: Callable[[str], None] | None, keep_going: bool) -> None:
+        self.on_stage = on_stage
+        self.keep_going = keep_going
+        self.timings: list[tuple[str, float]] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.result = Compilation()
+
+    def keep(self, **produced: Any) -> None:
+        """Record what a stage produced, for the result."""
+        self.result = dataclasses.replace(self.result, **produced)
+
+    def __call__(self, name: str, fn: Callable[[], T]) -> T:
+        if self.on_stage is not None:
+            self.on_stage(name)
+        start = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            self.timings.append((name, time.perf_counter() - start))
+
+    @property
+    def failed(self) -> bool:
+        return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
 def compile_model(
     path: str | os.PathLike[str],
     options: Options | None = None,
     on_stage: Callable[[str], None] | None = None,
+    *,
+    stop_after: str = "encode",
+    keep_going: bool = False,
 ) -> Compilation:
-    """Compile a ``.tosa`` file to VGF bytes (nothing is written). Raises VgfcError."""
+    """Compile a ``.tosa`` file to VGF bytes (nothing is written).
+
+    Raises the first :class:`VgfcError` unless ``keep_going``; then every error is in
+    ``diagnostics`` and the stages after the first failing one do not run (except that resolve
+    and lower check every op and partition they can). ``stop_after`` ends the pipeline after
+    the named stage (see :data:`STAGES`).
+    """
+    if stop_after not in STAGES:
+        raise ValueError(f"stop_after must be one of {', '.join(STAGES)}, not {stop_after!r}")
+    last = STAGES.index(stop_after)
     options = options or Options()
-    timings: list[tuple[str, float]] = []
+    run = _Run(on_stage, keep_going)
+    try:
+        _pipeline(path, options, run, last)
+    except VgfcError as e:
+        if not keep_going:
+            raise
+        run.diagnostics.append(e.diagnostic)
+    return dataclasses.replace(
+        run.result, diagnostics=tuple(run.diagnostics), timings=tuple(run.timings)
+    )
 
-    @contextmanager
-    def stage(name: str) -> Iterator[None]:
-        if on_stage is not None:
-            on_stage(name)
-        start = time.perf_counter()
-        yield
-        timings.append((name, time.perf_counter() - start))
 
-    def run(name: str, fn: Callable[[], T]) -> T:
-        with stage(name):
-            return fn()
+def _pipeline(
+    path: str | os.PathLike[str],
+    options: Options,
+    run: _Run,
+    last: int,
+) -> None:
+    from vgfc.custom.resolve import resolve
+    from vgfc.partition import partition
+    from vgfc.tosa_reader import load
+    from vgfc.verify import verify
+
+    def done(stage: str) -> bool:
+        return STAGES.index(stage) >= last
 
     graph = run("read", lambda: load(path))
-    run("verify", lambda: verify(graph))
-    plan = run("partition", lambda: partition(graph))
-    resolved = run("shaders", lambda: resolve(graph, options.shader))
+    run.keep(graph=graph)
+    if done("read"):
+        return
+    order = run("verify", lambda: verify(graph))
+    if done("verify"):
+        return
+    resolution = run("resolve", lambda: resolve(graph, keep_going=run.keep_going))
+    run.diagnostics.extend(resolution.diagnostics)
+    graph = resolution.graph
+    run.keep(graph=graph)
+    if done("resolve"):
+        return
+    plan = run("partition", lambda: partition(graph, order))
+    run.keep(plan=plan)
+    if done("partition"):
+        return
+    from vgfc.lower import lower
+    from vgfc.vgf.layout import logical_bindings
+
     bindings = logical_bindings(graph, plan)
-
-    def lower_graphs() -> dict[int, GraphModule]:
-        ml = [p for p in plan.partitions if p.kind is PartitionKind.ML]
-        if not ml:
-            return {}
-        from vgfc.lower_graph import lower_partition
-
-        return {p.id: lower_partition(graph, p, bindings) for p in ml}
-
-    graph_modules = run("lower", lower_graphs)
-    program = run(
-        "resources",
-        lambda: plan_program(
+    run.keep(bindings=bindings)
+    lowered = run(
+        "lower",
+        lambda: lower(
             graph,
             plan,
-            resolved.shaders,
-            graph_modules,
-            keep_source=options.keep_source,
+            bindings,
+            options.shader,
+            keep_going=run.keep_going,
+            skip=resolution.failed,
         ),
     )
-    vgf = run("emit", lambda: encode(program))
-    return Compilation(graph, plan, resolved, graph_modules, program, vgf, tuple(timings))
+    run.diagnostics.extend(lowered.diagnostics)
+    run.keep(modules=lowered.modules)
+    if done("lower") or run.failed:
+        return
+    from vgfc.vgf.layout import layout
+
+    modules = [m for m in lowered.modules if m is not None]
+    model = run(
+        "layout",
+        lambda: layout(graph, plan, modules, bindings, keep_source=options.keep_source),
+    )
+    run.keep(model=model)
+    if done("layout"):
+        return
+    from vgfc.vgf.encode import encode
+
+    run.keep(vgf=run("encode", lambda: encode(model)))

@@ -105,7 +105,6 @@ class ErrorKind(enum.Enum):
 class Severity(enum.Enum):
     ERROR = "error"
     WARNING = "warning"
-    NOTE = "note"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from vgfc.diagnostics import InputError, UnsupportedError
+from vgfc.dtypes import numpy_dtype
 from vgfc.ir import Array, DType, Graph
 
 __all__ = [
@@ -28,15 +29,19 @@ __all__ = [
     "tosa_reference_outputs",
 ]
 
-_NUMPY = {
-    DType.BOOL: np.bool_,
-    DType.INT8: np.int8,
-    DType.INT16: np.int16,
-    DType.INT32: np.int32,
-    DType.INT64: np.int64,
-    DType.FP16: np.float16,
-    DType.FP32: np.float32,
-}
+# The input types random_inputs can fill; the user gives any other input (-i).
+_RANDOM = frozenset(
+    {
+        DType.BOOL,
+        DType.INT8,
+        DType.INT16,
+        DType.INT32,
+        DType.INT64,
+        DType.FP16,
+        DType.FP32,
+        DType.BF16,
+    }
+)
 
 
 def random_inputs(graph: Graph, seed: int = 0) -> dict[str, Array]:
@@ -46,19 +51,13 @@ def random_inputs(graph: Graph, seed: int = 0) -> dict[str, Array]:
     inputs: dict[str, Array] = {}
     for name in graph.inputs:
         tensor = graph.tensors[name]
-        supported = tensor.dtype in _NUMPY or tensor.dtype is DType.BF16
-        if not supported or tensor.shape is None or any(d < 0 for d in tensor.shape):
+        dtype = numpy_dtype(tensor.dtype) if tensor.dtype in _RANDOM else None
+        if dtype is None or tensor.shape is None or any(d < 0 for d in tensor.shape):
             raise UnsupportedError(
                 f"cannot make random {tensor.dtype.value} data of shape {tensor.shape}: give the "
                 "input with -i",
                 tensor=name,
             )
-        dtype = _NUMPY[tensor.dtype]
-        if tensor.dtype is DType.BF16:
-            import ml_dtypes
-
-            inputs[name] = rng.uniform(-1.0, 1.0, tensor.shape).astype(ml_dtypes.bfloat16)
-            continue
         if tensor.dtype is DType.BOOL:
             inputs[name] = rng.integers(0, 2, tensor.shape).astype(np.bool_)
         elif tensor.dtype.is_float:
@@ -186,7 +185,8 @@ def reference_converter_outputs(
     """
     from vgfc.runner import run_vgf
     from vgfc.shader.glslang import Language, compile_shader
-    from vgfc.vgf_reader import decode, module_code
+    from vgfc.vgf.decode import decode
+    from vgfc.vgf.model import ModuleType
 
     exe = _program("model-converter", "ai-ml-sdk-model-converter")
     with tempfile.TemporaryDirectory(prefix="vgfc-refconv-") as tmp:
@@ -200,18 +200,15 @@ def reference_converter_outputs(
         if run.returncode != 0:
             last = (run.stdout + run.stderr).strip().splitlines()[-3:]
             raise UnsupportedError(f"the reference converter failed: {' | '.join(last)}")
-        data = vgf.read_bytes()
-        f = decode(data)
-        compute = [s.index for s in f.segments if s.type == "COMPUTE"]
+        f = decode(vgf.read_bytes())
+        compute = [i for i, s in enumerate(f.segments) if s.type is ModuleType.COMPUTE]
         shader_ops = sorted(op.index for op in graph.operators if op.is_shader)
         segment_of = dict(zip(shader_ops, compute, strict=False))
         pushes = {segment_of[op]: data for op, data in (push_by_op or {}).items()}
         shaders = {}
         for m in f.modules:
-            if m.code == "HLSL":
-                source = module_code(data, m.index)
-                assert isinstance(source, str)
-                shaders[m.name] = compile_shader(source, Language.HLSL, m.entry_point)
+            if m.code == "HLSL" and m.source is not None:
+                shaders[m.name] = compile_shader(m.source, Language.HLSL, m.entry_point)
         outputs = run_vgf(
             vgf,
             [inputs[n] for n in graph.inputs],

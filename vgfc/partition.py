@@ -22,7 +22,7 @@ lists it, so a constant used on both sides of a shader is materialised in both p
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from vgfc.ir import Graph, Operator
@@ -69,12 +69,6 @@ class Plan:
     program_order_count: int
     """How many partitions the program-order rule (new partition at each change of kind) gives."""
 
-    def partition_of(self, op_index: int) -> Partition:
-        for p in self.partitions:
-            if op_index in p.operators:
-                return p
-        raise KeyError(op_index)
-
 
 @dataclass(eq=False)
 class _Part:
@@ -84,14 +78,18 @@ class _Part:
     cause: tuple[Operator, str, Operator] | None = None
 
 
-def partition(graph: Graph) -> Plan:
-    """Partition a verified graph. Pure: no I/O, the same graph always gives the same plan."""
-    order = [op for op in topological_order(graph) if not op.is_constant]
+def partition(graph: Graph, order: Sequence[int] | None = None) -> Plan:
+    """Partition a verified graph. Pure: no I/O, the same graph always gives the same plan.
+
+    ``order`` is the dependency order :func:`~vgfc.verify.verify` returned (operator indices);
+    it is computed here when not given."""
+    ops = _ordered(graph, order)
+    order_ops = [op for op in ops if not op.is_constant]
     producer = {name: graph.operators[i] for name, i in data_producers(graph).items()}
     seq: list[_Part] = []
     part_of: dict[int, _Part] = {}
 
-    for op in order:
+    for op in order_ops:
         deps = [
             (n, producer[n]) for n in op.inputs if n in producer and not producer[n].is_constant
         ]
@@ -117,7 +115,7 @@ def partition(graph: Graph) -> Plan:
         part_of[op.index] = target
 
     _place_orphan_constants(graph, seq, part_of)
-    return _finish(graph, seq, part_of, producer)
+    return _finish(graph, seq, part_of, producer, _program_order_count(ops))
 
 
 def _place_orphan_constants(graph: Graph, seq: list[_Part], part_of: dict[int, _Part]) -> None:
@@ -138,7 +136,11 @@ def _place_orphan_constants(graph: Graph, seq: list[_Part], part_of: dict[int, _
 
 
 def _finish(
-    graph: Graph, seq: list[_Part], part_of: dict[int, _Part], producer: dict[str, Operator]
+    graph: Graph,
+    seq: list[_Part],
+    part_of: dict[int, _Part],
+    producer: dict[str, Operator],
+    program_order: int,
 ) -> Plan:
     ids = {id(p): i for i, p in enumerate(seq)}
     constants: dict[int, list[int]] = {i: [] for i in range(len(seq))}
@@ -195,7 +197,7 @@ def _finish(
                 reason=_reason(p, ids, part_of),
             )
         )
-    return Plan(tuple(partitions), graph.inputs, graph.outputs, program_order_count(graph))
+    return Plan(tuple(partitions), graph.inputs, graph.outputs, program_order)
 
 
 def _reason(p: _Part, ids: dict[int, int], part_of: dict[int, _Part]) -> str:
@@ -217,10 +219,21 @@ def _unique(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def program_order_count(graph: Graph) -> int:
+def _ordered(graph: Graph, order: Sequence[int] | None) -> Sequence[Operator]:
+    if order is None:
+        return topological_order(graph)
+    by_index = {op.index: op for op in graph.operators}
+    return [by_index[i] for i in order]
+
+
+def program_order_count(graph: Graph, order: Sequence[int] | None = None) -> int:
     """Partitions the program-order rule makes: one per shader, one per run of ML ops between."""
+    return _program_order_count(_ordered(graph, order))
+
+
+def _program_order_count(ops: Sequence[Operator]) -> int:
     count, in_ml = 0, False
-    for op in topological_order(graph):
+    for op in ops:
         if op.is_constant:
             continue
         if op.is_shader:

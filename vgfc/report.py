@@ -68,22 +68,27 @@ def _op_json(graph: Graph, index: int) -> dict[str, Any]:
     return out
 
 
-REPORT_FORMAT = "vgfc.report/1"
+REPORT_FORMAT = "vgfc.report/2"
 
 
 def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
-    """What ``vgfc compile --report`` writes, documented by ``schemas/report.schema.json``."""
+    """What ``vgfc compile --report`` writes, documented by ``schemas/report.schema.json``. Its
+    ``vgf`` section is the ``vgfc inspect --json`` document of the file, with provenance."""
     import hashlib
 
-    from vgfc.resources import logical_bindings
+    from vgfc.lower.shader import ShaderModule
+    from vgfc.vgf.model import model_json
 
-    program = c.program
-    binding_of = logical_bindings(c.graph, c.plan)
+    graph, plan, model, vgf = c.graph, c.plan, c.model, c.vgf
+    if graph is None or plan is None or model is None or vgf is None:
+        raise ValueError("a report needs a finished compilation")
     shaders = []
-    for index, m in sorted(c.resolved.shaders.items()):
+    for m in c.modules:
+        if not isinstance(m, ShaderModule):
+            continue
         shaders.append(
             {
-                "op": index,
+                "op": m.op.index,
                 "name": m.spec.name,
                 "language": m.spec.language,
                 "entry_point": m.spec.entry_point,
@@ -104,72 +109,26 @@ def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
                 ],
             }
         )
+    file_json = model_json(model)
+    file_json["version"] = _file_version(vgf)
     return {
         "format": REPORT_FORMAT,
-        "model": c.graph.source,
+        "model": graph.source,
         "output": output,
-        "tosa_version": str(c.graph.version),
-        "vgf_bytes": len(c.vgf),
-        "vgf_sha256": hashlib.sha256(c.vgf).hexdigest(),
-        "partitions": partition_json(c.graph, c.plan)["partitions"],
-        "modules": [
-            {
-                "index": i,
-                "type": m.kind,
-                "name": m.name,
-                "entry_point": m.entry_point,
-                "code": "SPIR-V" if m.spirv is not None else (m.language or "none"),
-                "code_bytes": len(m.spirv) if m.spirv is not None else len(m.source or ""),
-            }
-            for i, m in enumerate(program.modules)
-        ],
-        "segments": [
-            {
-                "index": s.index,
-                "type": s.kind,
-                "name": s.name,
-                "module": s.module,
-                "partition": s.partition,
-                "dispatch": list(s.dispatch),
-                "push_constant_ranges": [
-                    {"stage_flags": r.stage_flags, "offset": r.offset, "size": r.size}
-                    for r in s.push_constant_ranges
-                ],
-                "descriptor_sets": [
-                    {"set": d.set, "bindings": [[x.binding, x.resource] for x in d.slots]}
-                    for d in s.descriptor_sets
-                ],
-                "inputs": [[x.binding, x.resource] for x in s.inputs],
-                "outputs": [[x.binding, x.resource] for x in s.outputs],
-                "constant_bindings": [list(b) for b in s.constant_bindings],
-            }
-            for s in program.segments
-        ],
-        "resources": [
-            {
-                "index": r.index,
-                "category": r.category.value,
-                "tensor": r.tensor,
-                "binding": binding_of.get(r.tensor) if r.category.value != "constant" else None,
-                "descriptor_type": r.descriptor_type,
-                "format": r.format,
-                "shape": list(r.shape),
-                "alias_group": r.alias_group,
-                "sampler": None if r.sampler is None else list(r.sampler.values()),
-            }
-            for r in program.resources
-        ],
-        "constants": [
-            {"index": i, "resource": res, "bytes": len(data)}
-            for i, (res, data) in enumerate(program.constants)
-        ],
+        "tosa_version": str(graph.version),
+        "vgf_bytes": len(vgf),
+        "vgf_sha256": hashlib.sha256(vgf).hexdigest(),
+        "partitions": partition_json(graph, plan)["partitions"],
+        "vgf": file_json,
+        "bindings": dict(c.bindings),
         "shaders": shaders,
-        "inputs": [
-            {"name": n, "binding": s.binding, "resource": s.resource} for n, s in program.inputs
-        ],
-        "outputs": [
-            {"name": n, "binding": s.binding, "resource": s.resource} for n, s in program.outputs
-        ],
         "warnings": [d.as_dict() for d in c.warnings],
         "timings": {name: round(seconds, 6) for name, seconds in c.timings},
     }
+
+
+def _file_version(vgf: bytes) -> str | None:
+    """The format version the encoder wrote, as ``vgfc inspect`` shows it."""
+    from vgfc.vgf.decode import decode
+
+    return decode(vgf).version

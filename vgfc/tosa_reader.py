@@ -29,6 +29,7 @@ import tosa.RoundingMode
 from tosa.TosaGraph import TosaGraph
 
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
+from vgfc.dtypes import numpy_dtype
 from vgfc.ir import Array, AttrValue, DType, Graph, Operator, Tensor, Version
 
 __all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
@@ -64,17 +65,6 @@ _ENUM_FIELDS: dict[str, dict[int, str]] = {
     "rounding_mode": _enum_names(tosa.RoundingMode.RoundingMode),
 }
 # BlockSize/BlockShape values are the sizes themselves (BLOCK_SIZE_32 = 32), so they stay ints.
-
-_LITTLE = {
-    DType.BOOL: np.dtype(np.bool_),
-    DType.INT8: np.dtype("<i1"),
-    DType.INT16: np.dtype("<i2"),
-    DType.INT32: np.dtype("<i4"),
-    DType.INT64: np.dtype("<i8"),
-    DType.SHAPE: np.dtype("<i8"),
-    DType.FP16: np.dtype("<f2"),
-    DType.FP32: np.dtype("<f4"),
-}
 
 
 def load(path: str | os.PathLike[str]) -> Graph:
@@ -216,7 +206,6 @@ class _Reader:
             outputs=tuple(_text(block.Outputs(i)) for i in range(block.OutputsLength())),
             version=version,
             source=self.source,
-            block_name=_text(block.Name()) or "main",
             regions=names,
         )
 
@@ -358,11 +347,7 @@ def _decode(name: str, dtype: DType, shape: tuple[int, ...] | None, raw: Array) 
             tensor=name,
         )
     raw = raw[:need]
-    if dtype in _LITTLE:
-        values = raw.view(_LITTLE[dtype])
-    elif dtype in _ML_DTYPES:
-        values = raw.view(_ml_dtype(dtype))
-    elif dtype is DType.INT48:
+    if dtype is DType.INT48:
         # Six little-endian bytes per element, sign-extended into int64 (a copy: INT48 is rare).
         padded = np.zeros((count, 8), np.uint8)
         padded[:, :6] = raw.reshape(count, 6)
@@ -373,20 +358,9 @@ def _decode(name: str, dtype: DType, shape: tuple[int, ...] | None, raw: Array) 
         nibbles = np.stack([raw & 0x0F, raw >> 4], axis=-1).reshape(-1)[:count].astype(np.int8)
         values = np.where(nibbles > 7, nibbles - 16, nibbles).astype(np.int8)
     else:
-        # Packed sub-byte float formats of the 1.1 draft (FP6, FP4, MXINT8): kept as raw bytes.
-        return raw
+        little = numpy_dtype(dtype)
+        if little is None:
+            # Packed sub-byte float formats of the 1.1 draft (FP6, FP4, MXINT8): kept as raw bytes.
+            return raw
+        values = raw.view(little)
     return values.reshape(shape)
-
-
-_ML_DTYPES = {
-    DType.BF16: "bfloat16",
-    DType.FP8E4M3: "float8_e4m3fn",
-    DType.FP8E5M2: "float8_e5m2",
-    DType.FP8UE8M0: "float8_e8m0fnu",
-}
-
-
-def _ml_dtype(dtype: DType) -> np.dtype[Any]:
-    import ml_dtypes  # shipped with tosa-tools; only needed for these formats
-
-    return np.dtype(getattr(ml_dtypes, _ML_DTYPES[dtype]))

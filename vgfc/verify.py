@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 
-from vgfc.diagnostics import InputError
+from vgfc.diagnostics import InputError, UnsupportedError
 from vgfc.ir import DType, Graph, Operator
 
 __all__ = ["data_producers", "topological_order", "verify"]
@@ -21,8 +21,10 @@ _REGION_ATTRS = {
 }
 
 
-def verify(graph: Graph) -> None:
-    """Raise :class:`~vgfc.diagnostics.InputError` for the first structural problem found."""
+def verify(graph: Graph) -> tuple[int, ...]:
+    """Raise :class:`~vgfc.diagnostics.VgfcError` for the first structural problem found;
+    return the operator indices in dependency order (:func:`topological_order`), which later
+    stages take instead of computing it again."""
     where = graph.where()
     for kind, names in (("input", graph.inputs), ("output", graph.outputs)):
         for name in names:
@@ -31,6 +33,13 @@ def verify(graph: Graph) -> None:
     if len(set(graph.inputs)) != len(graph.inputs):
         dup = next(n for n in graph.inputs if graph.inputs.count(n) > 1)
         raise InputError("tensor is listed twice as a graph input", where, tensor=dup)
+    for name in graph.outputs:
+        if name in graph.inputs:
+            raise UnsupportedError(
+                "a graph output that is also a graph input is not supported: nothing computes it",
+                where,
+                tensor=name,
+            )
 
     defined_by: dict[str, Operator | None] = dict.fromkeys(graph.inputs)
     for op in graph.operators:
@@ -74,7 +83,7 @@ def verify(graph: Graph) -> None:
         if graph.tensors[name].dtype is DType.UNKNOWN:
             raise InputError("tensor has no element type (UNKNOWN)", where, tensor=name)
 
-    topological_order(graph)
+    return tuple(op.index for op in topological_order(graph))
 
 
 def data_producers(graph: Graph) -> dict[str, int]:

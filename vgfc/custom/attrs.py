@@ -21,6 +21,7 @@ import jsonschema
 from vgfc.diagnostics import InputError, Location, did_you_mean
 from vgfc.ir import Graph, Operator
 from vgfc.schema import load_schema
+from vgfc.vgf.model import Sampler
 from vgfc.vulkan_names import (
     border_colors,
     descriptor_types,
@@ -29,7 +30,7 @@ from vgfc.vulkan_names import (
     sampler_address_modes,
 )
 
-__all__ = ["PushConstant", "Sampler", "ShaderResource", "ShaderSpec", "parse_shader_spec"]
+__all__ = ["PushConstant", "ShaderResource", "ShaderSpec", "parse_shader_spec"]
 
 OPERAND_FIELDS = ("binding", "descriptorset", "vkdescriptortype", "vkformat", "type", "sampler")
 REQUIRED_FIELDS = ("binding", "descriptorset", "vkdescriptortype", "vkformat")
@@ -60,27 +61,6 @@ SUPPORTED_DESCRIPTORS = frozenset().union(*KIND_DESCRIPTORS.values())
 
 
 @dataclass(frozen=True, slots=True)
-class Sampler:
-    """Sampler state of a combined image sampler, as Vulkan enum names."""
-
-    min_filter: str
-    mag_filter: str
-    address_mode_u: str
-    address_mode_v: str
-    border_color: str
-
-    def values(self) -> tuple[int, int, int, int, int]:
-        """The five enum values, in field order."""
-        return (
-            filters()[self.min_filter],
-            filters()[self.mag_filter],
-            sampler_address_modes()[self.address_mode_u],
-            sampler_address_modes()[self.address_mode_v],
-            border_colors()[self.border_color],
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class ShaderResource:
     """How the shader sees one operand (``input``) or result (``output``)."""
 
@@ -103,14 +83,6 @@ class ShaderResource:
     def key(self) -> str:
         """``input_0`` / ``output_1``: the prefix of this resource's keys."""
         return f"{self.role}_{self.index}"
-
-    @property
-    def descriptor_value(self) -> int:
-        return descriptor_types()[self.descriptor_type]
-
-    @property
-    def format_value(self) -> int:
-        return formats()[self.format]
 
     @property
     def is_image(self) -> bool:

@@ -11,27 +11,15 @@ from __future__ import annotations
 
 from vgfc.custom.attrs import ShaderResource, ShaderSpec
 from vgfc.diagnostics import InputError, Location
-from vgfc.ir import DType, Graph, Operator
+from vgfc.dtypes import shader_formats
+from vgfc.ir import Graph, Operator
 from vgfc.vulkan_names import format_info
 
 __all__ = ["check_contract"]
 
-# Numeric kinds of format each TOSA element type may be viewed through, with the element width.
-_INTEGER = frozenset({"SINT", "UINT"})
+# An image may also view integers through normalized or scaled formats: the shader reads the
+# same bits, converted on load.
 _NORMALIZED = frozenset({"SNORM", "UNORM", "SSCALED", "USCALED"})
-_COMPATIBLE: dict[DType, tuple[int, frozenset[str]]] = {
-    DType.FP32: (32, frozenset({"SFLOAT"})),
-    DType.FP16: (16, frozenset({"SFLOAT"})),
-    DType.BF16: (16, frozenset({"BFLOAT16"})),
-    DType.FP8E4M3: (8, frozenset({"FLOAT8E4M3"})),
-    DType.FP8E5M2: (8, frozenset({"FLOAT8E5M2"})),
-    DType.BOOL: (8, frozenset({"BOOL", "UINT", "SINT"})),
-    DType.INT8: (8, _INTEGER),
-    DType.INT16: (16, _INTEGER),
-    DType.INT32: (32, _INTEGER),
-    DType.INT48: (64, _INTEGER),
-    DType.INT64: (64, _INTEGER),
-}
 _IMAGE_CHANNELS = (1, 2, 4)
 
 
@@ -52,10 +40,10 @@ def _check(r: ShaderResource, graph: Graph, where: Location) -> None:
             "format with equal-width channels",
             at,
         )
-    expected = _COMPATIBLE.get(tensor.dtype)
+    expected = shader_formats(tensor.dtype)
     if expected is None:
         raise InputError(f"{tensor.dtype.value} tensors cannot be bound to a shader", at)
-    bits, numerics = expected
+    bits, numerics = expected.bits, expected.numerics
     if r.is_image:
         numerics = numerics | (_NORMALIZED if tensor.dtype.value.startswith("INT") else numerics)
     if info.bits != bits or info.numeric not in numerics:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from vgfc.runner.run import DEFAULT_TIMEOUT, Inputs, match_inputs, run_vgf
 from vgfc.runner.stack import Stack, find_stack
-from vgfc.runner.vgf_reader import VgfModel, read_vgf
+from vgfc.vgf.decode import read_vgf
+from vgfc.vgf.model import Model
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "Inputs",
+    "Model",
     "Stack",
-    "VgfModel",
     "find_stack",
     "match_inputs",
     "read_vgf",

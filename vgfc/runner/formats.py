@@ -8,14 +8,13 @@ as their raw bits (uint16, uint8); normalised formats as their stored integers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
 from vgfc import vulkan_names
 from vgfc.diagnostics import UnsupportedError
 
-__all__ = ["ElementFormat", "element_format", "enum_name"]
+__all__ = ["ElementFormat", "element_format"]
 
 # (numeric kind, bits per channel) -> numpy type of one channel.
 _NUMPY: dict[tuple[str, int], str] = {
@@ -53,33 +52,9 @@ class ElementFormat:
     """Channels per texel: 1 for tensors and buffers, up to 4 for images."""
 
 
-@cache
-def _reverse(kind: str) -> dict[int, str]:
-    tables = {
-        "format": vulkan_names.formats,
-        "descriptor": vulkan_names.descriptor_types,
-        "filter": vulkan_names.filters,
-        "address": vulkan_names.sampler_address_modes,
-        "border": vulkan_names.border_colors,
-    }
-    names: dict[int, str] = {}
-    for name, value in tables[kind]().items():
-        names.setdefault(value, name)  # the first name of a value is the core one, not an alias
-    return names
-
-
-def enum_name(kind: str, value: int) -> str:
-    """The Vulkan name of ``value`` in one of the tables ``format``, ``descriptor``, ``filter``,
-    ``address`` or ``border``; ``<kind> <value>`` when the value is unknown."""
-    return _reverse(kind).get(value, f"{kind} {value}")
-
-
-def element_format(value: int) -> ElementFormat:
-    """The element format of a VkFormat value, or :class:`UnsupportedError` when numpy cannot
-    hold it (packed, compressed, depth formats)."""
-    name = _reverse("format").get(value)
-    if name is None:
-        raise UnsupportedError(f"unknown VkFormat value {value}")
+def element_format(name: str) -> ElementFormat:
+    """The element format of a ``VK_FORMAT_*`` name, or :class:`UnsupportedError` when numpy
+    cannot hold it (packed, compressed, depth formats)."""
     info = vulkan_names.format_info(name)
     dtype = None if info is None else _NUMPY.get((info.numeric, info.bits))
     if info is None or dtype is None:

@@ -14,9 +14,11 @@ import numpy as np
 
 from vgfc.diagnostics import InputError, UnsupportedError, VgfcError, did_you_mean
 from vgfc.ir import Array
+from vgfc.runner.formats import element_format
 from vgfc.runner.scenario import build_scenario, read_output, runnable_without_substitution
 from vgfc.runner.stack import Stack, find_stack
-from vgfc.runner.vgf_reader import Interface, VgfModel, read_vgf
+from vgfc.vgf.decode import read_vgf
+from vgfc.vgf.model import Interface, Model, ModuleType
 
 __all__ = ["DEFAULT_TIMEOUT", "Inputs", "match_inputs", "run_vgf"]
 
@@ -54,43 +56,45 @@ def run_vgf(
     push constants do not fit, the stack is missing (saying what to install), or the runner
     failed (with its own message).
     """
-    model = read_vgf(Path(vgf_path))
+    path = Path(vgf_path)
+    model = read_vgf(path)
     try:
         arrays = match_inputs(model, inputs)
         pushes = _check_push_constants(model, push_constants or {})
         substitutes = dict(shaders or {})
         _check_shaders(model, substitutes)
     except VgfcError as e:
-        raise e.at(file=str(model.path)) from None
+        raise e.at(file=str(path)) from None
     stack = find_stack()
     if workdir is not None:
         # Absolute: the runner reads relative paths from the scenario file's own folder.
         folder = Path(workdir).resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        return _run(model, arrays, pushes, substitutes, folder, stack, timeout)
+        return _run(path, model, arrays, pushes, substitutes, folder, stack, timeout)
     with tempfile.TemporaryDirectory(prefix="vgfc-run-") as tmp:
-        return _run(model, arrays, pushes, substitutes, Path(tmp).resolve(), stack, timeout)
+        folder = Path(tmp).resolve()
+        return _run(path, model, arrays, pushes, substitutes, folder, stack, timeout)
 
 
-def match_inputs(model: VgfModel, inputs: Inputs) -> list[Array]:
+def match_inputs(model: Model, inputs: Inputs) -> list[Array]:
     """``inputs`` in model order, converted to the element types and shapes of the VGF."""
     expected = model.inputs
     if isinstance(inputs, Mapping):
-        by_key: dict[str, Interface] = {i.name: i for i in expected}
-        by_key.update({str(i.index): i for i in expected if str(i.index) not in by_key})
+        by_key: dict[str, int] = {iface.name: i for i, iface in enumerate(expected)}
+        by_key.update({str(i): i for i in range(len(expected)) if str(i) not in by_key})
         chosen: dict[int, Array] = {}
         for key, array in inputs.items():
-            iface = by_key.get(key)
-            if iface is None:
+            index = by_key.get(key)
+            if index is None:
                 names = [i.name for i in expected]
                 raise InputError(
                     f"the model has no input '{key}'{did_you_mean(key, names)} "
                     f"(its inputs: {', '.join(names) or 'none'})"
                 )
-            if iface.index in chosen:
-                raise InputError(f"input '{iface.name}' is given twice")
-            chosen[iface.index] = array
-        ordered = [chosen.get(i.index) for i in expected]
+            if index in chosen:
+                raise InputError(f"input '{expected[index].name}' is given twice")
+            chosen[index] = array
+        ordered = [chosen.get(i) for i in range(len(expected))]
     else:
         # One array is one input, not a sequence of rows.
         ordered = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
@@ -100,12 +104,13 @@ def match_inputs(model: VgfModel, inputs: Inputs) -> list[Array]:
     missing = [i.name for i, a in zip(expected, ordered, strict=True) if a is None]
     if missing:
         raise InputError(f"missing input(s): {', '.join(missing)}")
-    return [_convert(i, np.asarray(a)) for i, a in zip(expected, ordered, strict=True)]
+    return [_convert(model, i, np.asarray(a)) for i, a in zip(expected, ordered, strict=True)]
 
 
-def _convert(iface: Interface, array: Array) -> Array:
-    element = iface.resource.element
-    shape = iface.resource.shape
+def _convert(model: Model, iface: Interface, array: Array) -> Array:
+    resource = model.resource_of(iface)
+    element = element_format(resource.format)
+    shape = resource.shape
     # Leading or inner unit dimensions may differ ([H, W, C] for [1, H, W, C]); sizes may not.
     if [d for d in array.shape if d != 1] != [d for d in shape if d != 1]:
         raise InputError(
@@ -123,7 +128,7 @@ def _convert(iface: Interface, array: Array) -> Array:
     return array.reshape(shape)
 
 
-def _check_push_constants(model: VgfModel, pushes: Mapping[int, bytes]) -> dict[int, bytes]:
+def _check_push_constants(model: Model, pushes: Mapping[int, bytes]) -> dict[int, bytes]:
     checked: dict[int, bytes] = {}
     by_module: dict[str, bytes] = {}
     for index, data in pushes.items():
@@ -134,7 +139,7 @@ def _check_push_constants(model: VgfModel, pushes: Mapping[int, bytes]) -> dict[
             )
         segment = model.segments[index]
         where = f"push constants for segment {index} '{segment.name}'"
-        if segment.kind != "compute":
+        if segment.type is not ModuleType.COMPUTE:
             raise InputError(f"{where}: it is a graph segment; only shaders take push constants")
         data = bytes(data)
         if not data or len(data) % 4:
@@ -144,24 +149,25 @@ def _check_push_constants(model: VgfModel, pushes: Mapping[int, bytes]) -> dict[
                 f"{where}: {len(data)} bytes, the segment declares {segment.push_constant_size}"
             )
         # The runner addresses push data by module name: segments sharing a module share it.
-        if by_module.setdefault(segment.module.name, data) != data:
+        module = model.module_of(segment).name
+        if by_module.setdefault(module, data) != data:
             raise UnsupportedError(
-                f"{where}: module '{segment.module.name}' runs in several segments, and the "
+                f"{where}: module '{module}' runs in several segments, and the "
                 "scenario runner pushes the same values to all of them"
             )
         checked[index] = data
-    for segment in model.segments:
-        if segment.push_constant_size and segment.index not in checked:
+    for index, segment in enumerate(model.segments):
+        if segment.push_constant_size and index not in checked:
             raise InputError(
-                f"segment {segment.index} '{segment.name}' declares "
+                f"segment {index} '{segment.name}' declares "
                 f"{segment.push_constant_size} bytes of push constants; give their values "
                 "(Vulkan leaves push constants undefined until they are pushed)"
             )
     return checked
 
 
-def _check_shaders(model: VgfModel, shaders: Mapping[str, bytes]) -> None:
-    modules = {s.module.name for s in model.segments if s.kind == "compute"}
+def _check_shaders(model: Model, shaders: Mapping[str, bytes]) -> None:
+    modules = {model.module_of(s).name for s in model.segments if s.type is ModuleType.COMPUTE}
     for name, code in shaders.items():
         if name not in modules:
             raise InputError(
@@ -170,14 +176,15 @@ def _check_shaders(model: VgfModel, shaders: Mapping[str, bytes]) -> None:
             )
         if len(code) < 20 or len(code) % 4 or code[:4] != b"\x03\x02\x23\x07":
             raise InputError(f"the SPIR-V given for module '{name}' is not a SPIR-V binary")
-    for segment in model.segments:
-        reason = runnable_without_substitution(segment)
-        if reason is not None and segment.module.name not in shaders:
+    for index, segment in enumerate(model.segments):
+        reason = runnable_without_substitution(model, index)
+        if reason is not None and model.module_of(segment).name not in shaders:
             raise UnsupportedError(reason)
 
 
 def _run(
-    model: VgfModel,
+    vgf: Path,
+    model: Model,
     arrays: list[Array],
     pushes: dict[int, bytes],
     shaders: dict[str, bytes],
@@ -185,7 +192,7 @@ def _run(
     stack: Stack,
     timeout: float,
 ) -> dict[str, Array]:
-    scenario, outputs = build_scenario(model, arrays, pushes, shaders, folder)
+    scenario, outputs = build_scenario(vgf, model, arrays, pushes, shaders, folder)
     scenario_path = folder / "scenario.json"
     scenario_path.write_text(json.dumps(scenario, indent=2), encoding="utf-8")
     env = stack.environment(folder / "layers")
@@ -196,7 +203,7 @@ def _run(
         "--output",
         str(folder),
     ]
-    where = str(model.path)
+    where = str(vgf)
     try:
         done = subprocess.run(
             command, env=env, capture_output=True, text=True, timeout=timeout, check=False
@@ -213,10 +220,10 @@ def _run(
     for output in outputs:
         if not output.path.is_file():
             raise VgfcError(
-                f"the scenario runner wrote nothing for output '{output.interface.name}'",
+                f"the scenario runner wrote nothing for output '{output.name}'",
                 file=where,
             )
-        results[output.interface.name] = read_output(output)
+        results[output.name] = read_output(output)
     return results
 
 

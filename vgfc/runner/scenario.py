@@ -26,8 +26,8 @@ import numpy as np
 
 from vgfc.diagnostics import InputError, UnsupportedError
 from vgfc.ir import Array
-from vgfc.runner.formats import enum_name
-from vgfc.runner.vgf_reader import Interface, Resource, Sampler, Segment, VgfModel
+from vgfc.runner.formats import element_format
+from vgfc.vgf.model import Model, ModuleType, Resource, Sampler
 
 __all__ = ["OutputFile", "build_scenario", "read_dds", "read_output", "resource_kind"]
 
@@ -49,60 +49,69 @@ _ADDRESS_MODES = {
     "VK_SAMPLER_ADDRESS_MODE_MIRRORED_REPEAT": "MIRRORED_REPEAT",
 }
 _SHADER_TYPES = {"spirv": "SPIR-V", "glsl": "GLSL"}
+_RUNNABLE = frozenset({"SPIR-V", "GLSL"})  # module code the runner can run as it is
 
 
 @dataclass(frozen=True, slots=True)
 class OutputFile:
     """Where the runner writes one model output, and how to read it."""
 
-    interface: Interface
+    name: str
+    """The model output's name."""
+    resource: Resource
     kind: str
     """``tensor``, ``buffer`` or ``image``."""
     path: Path
 
 
-def resource_kind(resource: Resource) -> str:
-    """The scenario resource kind of a model input or output; unsupported descriptor types raise."""
-    name = enum_name("descriptor", resource.descriptor_type or 0)
-    kind = _KINDS.get(name)
-    if resource.descriptor_type is None or kind is None:
-        raise UnsupportedError(f"resource {resource.index}: cannot run a {name} model input/output")
+def resource_kind(resource: Resource, index: int) -> str:
+    """The scenario resource kind of a model input or output (resource ``index``); unsupported
+    descriptor types raise."""
+    kind = _KINDS.get(resource.descriptor_type or "")
+    if kind is None:
+        raise UnsupportedError(
+            f"resource {index}: cannot run a {resource.descriptor_type} model input/output"
+        )
     return kind
 
 
 def build_scenario(
-    model: VgfModel,
+    vgf: Path,
+    model: Model,
     inputs: Sequence[Array],
     push_constants: Mapping[int, bytes],
     shaders: Mapping[str, bytes],
     workdir: Path,
 ) -> tuple[dict[str, object], list[OutputFile]]:
-    """The scenario for ``model``; input, push-constant and shader files are written to
+    """The scenario for ``model``, read from the file ``vgf``; input, push-constant and shader
+    files are written to
     ``workdir``. ``inputs`` are in model order, already of the right type and shape;
     ``push_constants`` maps compute segment index -> bytes; ``shaders`` maps module name ->
     SPIR-V that replaces the module's own code."""
-    graph: dict[str, object] = {"uid": "vgf", "src": str(model.path.resolve())}
+    graph: dict[str, object] = {"uid": "vgf", "src": str(vgf.resolve())}
     resources: list[dict[str, object]] = [{"graph": graph}]
     bindings = []
     outputs = []
-    for iface, array in zip(model.inputs, inputs, strict=True):
-        uid = f"input_{iface.index}"
+    for i, (iface, array) in enumerate(zip(model.inputs, inputs, strict=True)):
+        uid = f"input_{i}"
         src = workdir / f"{uid}.npy"
-        kind = resource_kind(iface.resource)
+        resource = model.resource_of(iface)
+        kind = resource_kind(resource, iface.resource)
         if kind == "image":
-            array = array.reshape(1, *_image_hwc(iface.resource))
+            array = array.reshape(1, *_image_hwc(resource, iface.resource))
         np.save(src, np.ascontiguousarray(array))
-        resources.append({kind: {**_describe(iface.resource, kind, "input", uid), "src": str(src)}})
+        described = _describe(resource, iface.resource, kind, "input", uid)
+        resources.append({kind: {**described, "src": str(src)}})
         bindings.append({"set": 0, "id": iface.binding, "resource_ref": uid})
-    for iface in model.outputs:
-        uid = f"output_{iface.index}"
-        kind = resource_kind(iface.resource)
+    for i, iface in enumerate(model.outputs):
+        uid = f"output_{i}"
+        resource = model.resource_of(iface)
+        kind = resource_kind(resource, iface.resource)
         dst = workdir / f"{uid}.{'dds' if kind == 'image' else 'npy'}"
-        resources.append(
-            {kind: {**_describe(iface.resource, kind, "output", uid), "dst": str(dst)}}
-        )
+        described = _describe(resource, iface.resource, kind, "output", uid)
+        resources.append({kind: {**described, "dst": str(dst)}})
         bindings.append({"set": 0, "id": iface.binding, "resource_ref": uid})
-        outputs.append(OutputFile(iface, kind, dst))
+        outputs.append(OutputFile(iface.name, resource, kind, dst))
 
     command: dict[str, object] = {"graph_ref": "vgf", "bindings": bindings}
     if push_constants:
@@ -112,26 +121,28 @@ def build_scenario(
             path = workdir / f"{uid}.npy"
             np.save(path, np.frombuffer(data, np.uint8))
             resources.append({"raw_data": {"uid": uid, "src": str(path)}})
-            pushes.append(
-                {"push_data_ref": uid, "shader_target": model.segments[index].module.name}
-            )
+            target = model.module_of(model.segments[index]).name
+            pushes.append({"push_data_ref": uid, "shader_target": target})
         command["push_constants"] = pushes
         # The runner gives every shader segment of a VGF one push-constant range of this size;
         # without it the values are silently dropped.
         graph["push_constants_size"] = max(len(d) for d in push_constants.values())
     if shaders:
         substitutions = []
-        for segment in (s for s in model.segments if s.kind == "compute"):
-            resources.append({"shader": _shader_file(segment, shaders, workdir)})
-            substitutions.append(
-                {"shader_ref": f"shader_{segment.index}", "target": segment.module.name}
-            )
+        for index, segment in enumerate(model.segments):
+            if segment.type is not ModuleType.COMPUTE:
+                continue
+            resources.append({"shader": _shader_file(model, index, shaders, workdir)})
+            target = model.module_of(segment).name
+            substitutions.append({"shader_ref": f"shader_{index}", "target": target})
         command["shader_substitutions"] = substitutions
     return {"resources": resources, "commands": [{"dispatch_vgf": command}]}, outputs
 
 
-def _describe(resource: Resource, kind: str, direction: str, uid: str) -> dict[str, object]:
-    element = resource.element
+def _describe(
+    resource: Resource, index: int, kind: str, direction: str, uid: str
+) -> dict[str, object]:
+    element = element_format(resource.format)
     if any(d < 0 for d in resource.shape):
         raise UnsupportedError(f"{uid} has a dynamic shape {list(resource.shape)}")
     if kind == "buffer":
@@ -142,8 +153,8 @@ def _describe(resource: Resource, kind: str, direction: str, uid: str) -> dict[s
         access = "readonly" if direction == "input" else "readwrite"
         dims = list(resource.shape)
         return {"uid": uid, "dims": dims, "format": element.name, "shader_access": access}
-    height, width, _ = _image_hwc(resource)
-    sampled = enum_name("descriptor", resource.descriptor_type or 0) == _SAMPLED
+    height, width, _ = _image_hwc(resource, index)
+    sampled = resource.descriptor_type == _SAMPLED
     # Outputs may also be read by a later segment; a sampled input is read through its sampler.
     access = "readwrite" if direction == "output" else "image_read" if sampled else "readonly"
     entry: dict[str, object] = {
@@ -157,29 +168,29 @@ def _describe(resource: Resource, kind: str, direction: str, uid: str) -> dict[s
     return entry
 
 
-def _image_hwc(resource: Resource) -> tuple[int, int, int]:
+def _image_hwc(resource: Resource, index: int) -> tuple[int, int, int]:
     shape = resource.shape
-    components = resource.element.components
+    element = element_format(resource.format)
+    components = element.components
     if len(shape) not in (3, 4) or (len(shape) == 4 and shape[0] != 1) or shape[-1] != components:
         raise UnsupportedError(
-            f"image resource {resource.index} has shape {list(shape)}; images are [H, W, C] or "
-            f"[1, H, W, C] with C = {components}, the channels of {resource.element.name}"
+            f"image resource {index} has shape {list(shape)}; images are [H, W, C] or "
+            f"[1, H, W, C] with C = {components}, the channels of {element.name}"
         )
     return shape[-3], shape[-2], shape[-1]
 
 
 def _sampler(sampler: Sampler, uid: str) -> dict[str, str]:
     names = {
-        "min_filter": _FILTERS.get(enum_name("filter", sampler.min_filter)),
-        "mag_filter": _FILTERS.get(enum_name("filter", sampler.mag_filter)),
-        "border_address_mode": _ADDRESS_MODES.get(enum_name("address", sampler.address_mode_u)),
-        "border_color": enum_name("border", sampler.border_color).removeprefix("VK_BORDER_COLOR_"),
+        "min_filter": _FILTERS.get(sampler.min_filter),
+        "mag_filter": _FILTERS.get(sampler.mag_filter),
+        "border_address_mode": _ADDRESS_MODES.get(sampler.address_mode_u),
+        "border_color": sampler.border_color.removeprefix("VK_BORDER_COLOR_"),
     }
     if sampler.address_mode_u != sampler.address_mode_v:
         raise UnsupportedError(
             f"{uid}: the scenario runner takes one address mode for u and v, the VGF has "
-            f"{enum_name('address', sampler.address_mode_u)} and "
-            f"{enum_name('address', sampler.address_mode_v)}"
+            f"{sampler.address_mode_u} and {sampler.address_mode_v}"
         )
     missing = [key for key, value in names.items() if value is None]
     if missing:
@@ -189,45 +200,48 @@ def _sampler(sampler: Sampler, uid: str) -> dict[str, str]:
 
 
 def _shader_file(
-    segment: Segment, shaders: Mapping[str, bytes], workdir: Path
+    model: Model, index: int, shaders: Mapping[str, bytes], workdir: Path
 ) -> dict[str, object]:
-    module = segment.module
-    uid = f"shader_{segment.index}"
+    module = model.module_of(model.segments[index])
+    uid = f"shader_{index}"
     entry: dict[str, object] = {"uid": uid, "entry": module.entry_point}
     if module.name in shaders:
         code, data = "spirv", shaders[module.name]
-    elif module.code == "spirv" and module.spirv is not None:
+    elif module.spirv is not None:
         code, data = "spirv", module.spirv
-    elif module.code == "glsl" and module.source is not None:
+    elif module.code == "GLSL" and module.source is not None:
         code, data = "glsl", module.source.encode("utf-8")
     else:
-        raise UnsupportedError(_no_code(segment))
+        raise UnsupportedError(_no_code(model, index))
     path = workdir / f"{uid}.{'spv' if code == 'spirv' else 'comp'}"
     path.write_bytes(data)
     return {**entry, "src": str(path), "type": _SHADER_TYPES[code]}
 
 
-def _no_code(segment: Segment) -> str:
-    module = segment.module
-    what = "no code" if module.code == "none" else f"{module.code.upper()} source"
+def _no_code(model: Model, index: int) -> str:
+    segment = model.segments[index]
+    module = model.module_of(segment)
+    what = "no code" if module.code == "none" else f"{module.code} source"
     return (
-        f"segment {segment.index} '{segment.name}': module '{module.name}' holds {what}, which "
+        f"segment {index} '{segment.name}': module '{module.name}' holds {what}, which "
         f"the scenario runner cannot compile; give SPIR-V for it (run_vgf(..., "
         f"shaders={{'{module.name}': spirv}}) or vgfc run --shader {module.name}=FILE.spv)"
     )
 
 
-def runnable_without_substitution(segment: Segment) -> str | None:
-    """Why the runner cannot run ``segment`` from the VGF's own code, or ``None`` when it can."""
-    if segment.kind != "compute" or segment.module.code in _SHADER_TYPES:
+def runnable_without_substitution(model: Model, index: int) -> str | None:
+    """Why the runner cannot run segment ``index`` from the VGF's own code, or ``None`` when it
+    can."""
+    segment = model.segments[index]
+    if segment.type is not ModuleType.COMPUTE or model.module_of(segment).code in _RUNNABLE:
         return None
-    return _no_code(segment)
+    return _no_code(model, index)
 
 
 def read_output(output: OutputFile) -> Array:
     """The array the runner wrote for ``output``, with the VGF's element type and shape."""
-    resource = output.interface.resource
-    element = resource.element
+    resource = output.resource
+    element = element_format(resource.format)
     if output.kind == "image":
         data = read_dds(output.path)
     else:
@@ -236,8 +250,7 @@ def read_output(output: OutputFile) -> Array:
     expected = count * element.dtype.itemsize
     if len(data) < expected:
         raise InputError(
-            f"output '{output.interface.name}': the runner wrote {len(data)} bytes, "
-            f"expected {expected}"
+            f"output '{output.name}': the runner wrote {len(data)} bytes, expected {expected}"
         )
     return np.frombuffer(data[:expected], element.dtype).reshape(resource.shape).copy()
 

@@ -12,7 +12,7 @@ member function is an ordinary function taking ``this`` first, so ctypes calls i
 subprocess is needed.
 
 glslang can emit invalid SPIR-V without reporting an error: callers validate the result with
-:func:`vgfc.shader.spirv_tools.validate`.
+:func:`vgfc.spirv.spirv_tools.validate`.
 """
 
 from __future__ import annotations

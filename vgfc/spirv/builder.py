@@ -19,8 +19,6 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import Union
 
-# vgfc.shader and vgfc.spirv.grammar import each other: load the package side first.
-import vgfc.shader  # noqa: F401
 from vgfc.diagnostics import InternalError
 from vgfc.spirv.grammar import core_grammar, enumerant, opcode
 

@@ -17,12 +17,10 @@ MLIR's TOSA -> SPIR-V conversion), read from its output:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
 from vgfc.diagnostics import UnsupportedError
+from vgfc.dtypes import SpirvElement, from_ml_dtypes, numpy_dtype, spirv_element, stored_as
 from vgfc.ir import Array, DType
 from vgfc.spirv.builder import ModuleBuilder
 
@@ -46,71 +44,16 @@ converter declares on every module too; keeping the same set keeps device requir
 BASE_EXTENSIONS = ("SPV_ARM_tensors", "SPV_ARM_graph", "SPV_KHR_vulkan_memory_model")
 
 
-@dataclass(frozen=True, slots=True)
-class _Element:
-    kind: str  # "bool", "int" or "float"
-    width: int
-    encoding: str | None = None
-    capability: str | None = None
-    extension: str | None = None
-
-
-_ELEMENTS: dict[DType, _Element] = {
-    DType.BOOL: _Element("bool", 8),
-    DType.INT4: _Element("int", 8),
-    DType.INT8: _Element("int", 8),
-    DType.INT16: _Element("int", 16, capability="Int16"),
-    DType.INT32: _Element("int", 32),
-    DType.INT48: _Element("int", 64, capability="Int64"),
-    DType.INT64: _Element("int", 64, capability="Int64"),
-    DType.SHAPE: _Element("int", 32),
-    DType.FP16: _Element("float", 16, capability="Float16"),
-    DType.FP32: _Element("float", 32),
-    DType.BF16: _Element("float", 16, "BFloat16KHR", "BFloat16TypeKHR", "SPV_KHR_bfloat16"),
-    DType.FP8E4M3: _Element("float", 8, "Float8E4M3EXT", "Float8EXT", "SPV_EXT_float8"),
-    DType.FP8E5M2: _Element("float", 8, "Float8E5M2EXT", "Float8EXT", "SPV_EXT_float8"),
-}
-
-# What a graph constant's bytes hold per element, where that differs from the TOSA type:
-# sub-byte and odd-width integers are widened, shape values are 32-bit like their tensor type.
-_STORAGE = {DType.INT4: DType.INT8, DType.SHAPE: DType.INT32, DType.INT48: DType.INT64}
-_NUMPY: dict[DType, np.dtype[Any]] = {
-    DType.INT8: np.dtype("<i1"),
-    DType.INT16: np.dtype("<i2"),
-    DType.INT32: np.dtype("<i4"),
-    DType.INT64: np.dtype("<i8"),
-}
-
-
-# The numpy element types the IR uses for constant data (as the reader decodes it).
-_IR_NUMPY: dict[DType, type[np.generic]] = {
-    DType.BOOL: np.bool_,
-    DType.INT4: np.int8,
-    DType.INT8: np.int8,
-    DType.INT16: np.int16,
-    DType.INT32: np.int32,
-    DType.FP16: np.float16,
-    DType.FP32: np.float32,
-}
-_ML_DTYPES = {
-    DType.BF16: "bfloat16",
-    DType.FP8E4M3: "float8_e4m3fn",
-    DType.FP8E5M2: "float8_e5m2",
-}
-
-
 def as_array(dtype: DType, values: object) -> Array:
     """``values`` as a numpy array of the element type the IR uses for ``dtype``."""
-    if dtype in _ML_DTYPES:
-        import ml_dtypes  # shipped with tosa-tools; only these formats need it
-
-        target: np.dtype[Any] = np.dtype(getattr(ml_dtypes, _ML_DTYPES[dtype]))
+    target = numpy_dtype(dtype) or np.dtype(np.int64)
+    if from_ml_dtypes(dtype):
         return np.asarray(values, dtype=np.float32).astype(target)
-    return np.asarray(values).astype(_IR_NUMPY.get(dtype, np.int64))
+    return np.asarray(values).astype(target)
 
 
-def _element(dtype: DType) -> _Element:
-    found = _ELEMENTS.get(dtype)
+def _element(dtype: DType) -> SpirvElement:
+    found = spirv_element(dtype)
     if found is None:
         raise UnsupportedError(
             f"element type {dtype.value} has no SPIR-V tensor type in TOSA.001000.1"
@@ -219,7 +162,7 @@ def _composite(
 def storage_dtype(dtype: DType) -> DType:
     """The element type a graph constant of ``dtype`` is stored as (see :func:`constant_bytes`)."""
     _element(dtype)
-    return _STORAGE.get(dtype, dtype)
+    return stored_as(dtype)
 
 
 def constant_bytes(dtype: DType, values: Array) -> bytes:
@@ -235,8 +178,9 @@ def constant_bytes(dtype: DType, values: Array) -> bytes:
         # All bits set for true, as the reference converter writes: a reader testing either
         # "non-zero" or "lowest bit" sees the same value.
         return np.where(flat != 0, 0xFF, 0).astype(np.uint8).tobytes()
-    if stored in _NUMPY:
-        return flat.astype(_NUMPY[stored]).tobytes()
+    little = numpy_dtype(stored)
+    if _element(stored).kind == "int" and little is not None:
+        return flat.astype(little).tobytes()
     if flat.dtype.byteorder == ">":
         flat = flat.byteswap().view(flat.dtype.newbyteorder("<"))
     return flat.tobytes()

@@ -14,7 +14,7 @@ from typing import Any
 import click
 import numpy as np
 
-from vgfc.cli_support import handle_errors, write_atomically
+from vgfc.cli.support import handle_errors, write_atomically
 from vgfc.diagnostics import InputError
 from vgfc.ir import Array
 

@@ -1,11 +1,12 @@
-"""ML partitions -> SPIR-V graph modules (``SPV_ARM_graph``, TOSA.001000.1 instructions).
+"""An ML partition -> a SPIR-V graph module (``SPV_ARM_graph``, TOSA.001000.1 instructions).
 
 Each ML partition becomes one module with one graph entry point. The partition's inputs and
 outputs are the graph's inputs and outputs, backed by ``UniformConstant`` tensor variables
 decorated ``DescriptorSet 0`` and the ``Binding`` the resource plan chose. Operators become
-``OpExtInst`` instructions through :data:`vgfc.spirv.tosa_ops.TOSA_LOWERINGS`; IDENTITY is
-folded away; CONST and CONST_SHAPE values become inline constants when small and graph
-constants (``OpGraphConstantARM``, data carried beside the module) when large.
+``OpExtInst`` instructions through :data:`vgfc.spirv.tosa_ops.TOSA_LOWERINGS`; the structural
+ops are entries of :data:`STRUCTURAL_LOWERINGS` (IDENTITY is folded away, control flow and state
+are refused with the reason); CONST and CONST_SHAPE values become inline constants when small and
+graph constants (``OpGraphConstantARM``, data carried beside the module) when large.
 
 The size rule is the reference converter's: a CONST with more than 16 elements, or a CONST_SHAPE
 with more than 32, is a graph constant. Graph constant ids are numbered over the whole graph in
@@ -16,13 +17,14 @@ the VGF needs to hold it once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
-from vgfc.diagnostics import InputError, InternalError, UnsupportedError, VgfcError
+from vgfc.diagnostics import Diagnostic, InputError, InternalError, UnsupportedError, VgfcError
 from vgfc.ir import DType, Graph, Operator, Tensor
 from vgfc.partition import Partition, PartitionKind
 from vgfc.spirv.builder import ModuleBuilder
@@ -83,6 +85,7 @@ class GraphModule:
     """Tensors bound to the graph's outputs, in ``OpGraphSetOutputARM`` index order."""
     constants: tuple[GraphConstant, ...]
     """The graph constants the module reads, by increasing id."""
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 def graph_constant_ids(graph: Graph, inline_limit: int = DEFAULT_INLINE_LIMIT) -> dict[str, int]:
@@ -108,23 +111,64 @@ def _element_count(tensor: Tensor) -> int:
     return 0 if tensor.data is None else int(tensor.data.size)
 
 
-_NOT_IN_SET = {
-    "COND_IF": "control flow has no TOSA.001000.1 instruction",
-    "WHILE_LOOP": "control flow has no TOSA.001000.1 instruction",
-    "VARIABLE": "stateful variables have no TOSA.001000.1 instruction",
-    "VARIABLE_READ": "stateful variables have no TOSA.001000.1 instruction",
-    "VARIABLE_WRITE": "stateful variables have no TOSA.001000.1 instruction",
-    "CUSTOM": "only com.arm.VulkanCustomShader custom operators are supported",
-}
+class _Unsupported:
+    """A lowering-table entry for an op TOSA.001000.1 has no instruction for, with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def error(self, op: Operator) -> UnsupportedError:
+        return UnsupportedError(f"cannot lower {op.op} to a SPIR-V graph: {self.reason}")
+
+    def __call__(self, em: _Emitter, op: Operator) -> None:
+        raise self.error(op)
+
+
+def _fold_identity(em: _Emitter, op: Operator) -> None:
+    """IDENTITY emits nothing: its output names the same value as its input."""
+    if len(op.inputs) != 1 or len(op.outputs) != 1:
+        raise InputError(
+            f"IDENTITY takes one input and one output, not {len(op.inputs)} and {len(op.outputs)}"
+        )
+    em.aliases[op.outputs[0]] = em.aliases.get(op.inputs[0], op.inputs[0])
+
+
+def _extinst(em: _Emitter, op: Operator) -> None:
+    em.values.update(zip(op.outputs, lower_operator(em, op), strict=True))
+
+
+_CONTROL_FLOW = _Unsupported("control flow has no TOSA.001000.1 instruction")
+_STATE = _Unsupported("stateful variables have no TOSA.001000.1 instruction")
+
+STRUCTURAL_LOWERINGS: Mapping[str, Callable[[_Emitter, Operator], None]] = MappingProxyType(
+    {
+        "IDENTITY": _fold_identity,
+        "COND_IF": _CONTROL_FLOW,
+        "WHILE_LOOP": _CONTROL_FLOW,
+        "VARIABLE": _STATE,
+        "VARIABLE_READ": _STATE,
+        "VARIABLE_WRITE": _STATE,
+        "CUSTOM": _Unsupported("only com.arm.VulkanCustomShader custom operators are supported"),
+    }
+)
+"""How the ops that are not TOSA.001000.1 instructions lower: folded away, or refused with the
+reason. Every other op is one ``OpExtInst`` through :data:`TOSA_LOWERINGS`."""
+
+_NEWER = _Unsupported(
+    "it is not a TOSA 1.0 operator (TOSA 1.1 draft), so TOSA.001000.1 has no instruction"
+)
+
+
+def _lowering(op: Operator) -> Callable[[_Emitter, Operator], None]:
+    if op.op in TOSA_LOWERINGS:
+        return _extinst
+    return STRUCTURAL_LOWERINGS.get(op.op, _NEWER)
 
 
 def _check_supported(op: Operator) -> None:
-    if op.op in TOSA_LOWERINGS or op.op == "IDENTITY":
-        return
-    reason = _NOT_IN_SET.get(
-        op.op, "it is not a TOSA 1.0 operator (TOSA 1.1 draft), so TOSA.001000.1 has no instruction"
-    )
-    raise UnsupportedError(f"cannot lower {op.op} to a SPIR-V graph: {reason}")
+    lowering = _lowering(op)
+    if isinstance(lowering, _Unsupported):
+        raise lowering.error(op)
 
 
 class _Emitter:
@@ -234,18 +278,23 @@ def lower_partition(
     *,
     name: str | None = None,
     inline_limit: int = DEFAULT_INLINE_LIMIT,
+    constant_ids: Mapping[str, int] | None = None,
 ) -> GraphModule:
     """Lower one ML partition of ``graph`` to a SPIR-V graph module.
 
     ``bindings`` gives the ``Binding`` (descriptor set 0) of every partition input and output.
     Constants with more than ``inline_limit`` elements (CONST_SHAPE: more than
-    :data:`SHAPE_INLINE_LIMIT`) become graph constants, listed in the result. Raises
+    :data:`SHAPE_INLINE_LIMIT`) become graph constants, listed in the result; ``constant_ids``
+    (from :func:`graph_constant_ids`, computed once for all partitions) is found here when not
+    given. Raises
     :class:`UnsupportedError` for operators or tensors TOSA.001000.1 cannot express.
     """
     if partition.kind is not PartitionKind.ML:
         raise InternalError(f"partition {partition.id} is a shader partition, not ML work")
     ops = [graph.operators[i] for i in partition.operators]
-    em = _Emitter(graph, graph_constant_ids(graph, inline_limit), name or _default_name(partition))
+    if constant_ids is None:
+        constant_ids = graph_constant_ids(graph, inline_limit)
+    em = _Emitter(graph, constant_ids, name or _default_name(partition))
     for op in ops:  # everything a user can fix is reported before anything is built
         with _located(graph, op):
             _check_supported(op)
@@ -271,10 +320,7 @@ def lower_partition(
         em.values[tensor] = b.graph_input(type_id, index)
     for op in ops:
         with _located(graph, op):
-            if op.op == "IDENTITY":
-                _fold_identity(em, op)
-            else:
-                em.values.update(zip(op.outputs, lower_operator(em, op), strict=True))
+            _lowering(op)(em, op)
     for index, tensor in enumerate(outputs):
         with _located(graph, tensor=tensor):
             b.graph_set_output(em.operand(tensor), index)
@@ -305,12 +351,3 @@ def _graph_order(names: tuple[str, ...], model_order: tuple[str, ...]) -> tuple[
     position = {name: i for i, name in enumerate(model_order)}
     ranked = sorted(enumerate(names), key=lambda x: (position.get(x[1], len(position)), x[0]))
     return tuple(name for _, name in ranked)
-
-
-def _fold_identity(em: _Emitter, op: Operator) -> None:
-    """IDENTITY emits nothing: its output names the same value as its input."""
-    if len(op.inputs) != 1 or len(op.outputs) != 1:
-        raise InputError(
-            f"IDENTITY takes one input and one output, not {len(op.inputs)} and {len(op.outputs)}"
-        )
-    em.aliases[op.outputs[0]] = em.aliases.get(op.inputs[0], op.inputs[0])

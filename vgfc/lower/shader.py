@@ -1,4 +1,5 @@
-"""A checked :class:`~vgfc.custom.attrs.ShaderSpec` -> a ready-to-run :class:`ShaderModule`.
+"""A shader partition -> a compute module: a resolved op's
+:class:`~vgfc.custom.attrs.ShaderSpec` compiled and checked into a :class:`ShaderModule`.
 
 Compile (GLSL/HLSL) or decode (SPIR-V), validate every module with SPIRV-Tools, reflect it, and
 hold the declaration up against the reflection: every declared resource must exist in the shader
@@ -15,13 +16,11 @@ from vgfc.custom.attrs import ShaderResource, ShaderSpec
 from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from vgfc.ir import Graph, Operator
 from vgfc.shader.glslang import CompileOptions, Language, compile_shader
-from vgfc.shader.reflect import ResourceBinding, ShaderInfo, reflect
-from vgfc.shader.spirv_tools import validate
+from vgfc.spirv.reflect import ResourceBinding, ShaderInfo, reflect
+from vgfc.spirv.spirv_tools import validate
+from vgfc.vgf.model import COMPUTE_STAGE, PushConstantRange
 
-__all__ = ["COMPUTE_STAGE", "PushConstantRange", "ShaderModule", "lower_shader"]
-
-COMPUTE_STAGE = 0x20
-"""VK_SHADER_STAGE_COMPUTE_BIT."""
+__all__ = ["ShaderModule", "lower_shader"]
 
 # Reflected resource kind each declared descriptor type must have.
 _KIND_OF_DESCRIPTOR = {
@@ -32,13 +31,6 @@ _KIND_OF_DESCRIPTOR = {
     "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined_image_sampler",
     "VK_DESCRIPTOR_TYPE_TENSOR_ARM": "tensor",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class PushConstantRange:
-    stage_flags: int
-    offset: int
-    size: int
 
 
 @dataclass(frozen=True, slots=True)

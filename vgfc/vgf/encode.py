@@ -1,7 +1,8 @@
-"""A planned :class:`~vgfc.resources.Program` -> VGF bytes, through the official ``vgfpy`` encoder.
+"""A :class:`~vgfc.vgf.model.Model` -> VGF bytes, through the official ``vgfpy`` encoder.
 
-A thin layer: every decision was taken by the resource planner; this module only spells it in
-the encoder's calls, in an order that makes the output the same bytes on every run.
+A thin layer: every decision was taken by the layout stage; this module only spells the model
+in the encoder's calls (Vulkan enum names become values here), in an order that makes the output
+the same bytes on every run.
 """
 
 from __future__ import annotations
@@ -12,8 +13,14 @@ from array import array
 import vgfpy
 
 from vgfc.diagnostics import InternalError
-from vgfc.resources import Category, Program
-from vgfc.vulkan_names import descriptor_types, formats
+from vgfc.vgf.model import Category, Model, ModuleType
+from vgfc.vulkan_names import (
+    border_colors,
+    descriptor_types,
+    filters,
+    formats,
+    sampler_address_modes,
+)
 
 __all__ = ["VK_HEADER_VERSION", "encode"]
 
@@ -21,6 +28,10 @@ VK_HEADER_VERSION = 345
 """Vulkan header version recorded in the file (the one the VGF library was generated from)."""
 
 _SHADER_TYPES = {"GLSL": vgfpy.ShaderType.Glsl, "HLSL": vgfpy.ShaderType.Hlsl}
+_MODULE_TYPES = {
+    ModuleType.GRAPH: vgfpy.ModuleType.Graph,
+    ModuleType.COMPUTE: vgfpy.ModuleType.Compute,
+}
 
 
 def _words(spirv: bytes) -> list[int]:
@@ -29,12 +40,19 @@ def _words(spirv: bytes) -> list[int]:
     return words.tolist()
 
 
-def encode(program: Program) -> bytes:
-    """The VGF file for ``program``."""
-    enc = vgfpy.CreateEncoder(VK_HEADER_VERSION)
+def _value(table: dict[str, int], name: str, what: str) -> int:
+    value = table.get(name)
+    if value is None:
+        raise InternalError(f"{what}: '{name}' is not a Vulkan enum name the VGF library knows")
+    return value
+
+
+def encode(model: Model) -> bytes:
+    """The VGF file for ``model``."""
+    enc = vgfpy.CreateEncoder(model.vk_header_version)
     modules = []
-    for m in program.modules:
-        kind = vgfpy.ModuleType.Graph if m.kind == "graph" else vgfpy.ModuleType.Compute
+    for m in model.modules:
+        kind = _MODULE_TYPES[m.type]
         if m.spirv is not None:
             modules.append(enc.AddModule(kind, m.name, m.entry_point, _words(m.spirv)))
         elif m.source is not None and m.language in _SHADER_TYPES:
@@ -45,9 +63,10 @@ def encode(program: Program) -> bytes:
             modules.append(enc.AddModule(kind, m.name, m.entry_point, []))
 
     resources = []
-    for r in program.resources:
-        fmt = formats()[r.format]
-        shape, strides = list(r.shape), list[int]()
+    for i, r in enumerate(model.resources):
+        what = f"resource {i}"
+        fmt = _value(formats(), r.format, what)
+        shape, strides = list(r.shape), list(r.strides)
         if r.category is Category.CONSTANT:
             ref = enc.AddConstantResource(fmt, shape, strides)
         else:
@@ -57,15 +76,27 @@ def encode(program: Program) -> bytes:
                 Category.INTERMEDIATE: enc.AddIntermediateResource,
             }[r.category]
             if r.descriptor_type is None:
-                raise InternalError(f"resource {r.index} ('{r.tensor}') has no descriptor type")
-            ref = add(descriptor_types()[r.descriptor_type], fmt, shape, strides, r.alias_group)
+                raise InternalError(f"{what} ('{r.tensor}') has no descriptor type")
+            descriptor = _value(descriptor_types(), r.descriptor_type, what)
+            ref = add(descriptor, fmt, shape, strides, r.alias_group)
         if r.sampler is not None:
-            enc.AddSamplerConfig(ref, *r.sampler.values())
+            sampler = r.sampler
+            enc.AddSamplerConfig(
+                ref,
+                _value(filters(), sampler.min_filter, what),
+                _value(filters(), sampler.mag_filter, what),
+                _value(sampler_address_modes(), sampler.address_mode_u, what),
+                _value(sampler_address_modes(), sampler.address_mode_v, what),
+                _value(border_colors(), sampler.border_color, what),
+            )
         resources.append(ref)
 
-    constants = [enc.AddConstant(resources[i], data, -1) for i, data in program.constants]
+    constants = [
+        enc.AddConstant(resources[c.resource], c.data, c.sparsity_dimension)
+        for c in model.constants
+    ]
 
-    for s in program.segments:
+    for s in model.segments:
         sets = [
             enc.AddDescriptorSetInfo(
                 [enc.AddBindingSlot(slot.binding, resources[slot.resource]) for slot in d.slots],
@@ -86,10 +117,10 @@ def encode(program: Program) -> bytes:
         )
 
     enc.AddModelSequenceInputsOutputs(
-        [enc.AddBindingSlot(x.binding, resources[x.resource]) for _, x in program.inputs],
-        [name for name, _ in program.inputs],
-        [enc.AddBindingSlot(x.binding, resources[x.resource]) for _, x in program.outputs],
-        [name for name, _ in program.outputs],
+        [enc.AddBindingSlot(x.binding, resources[x.resource]) for x in model.inputs],
+        [x.name for x in model.inputs],
+        [enc.AddBindingSlot(x.binding, resources[x.resource]) for x in model.outputs],
+        [x.name for x in model.outputs],
     )
     enc.Finish()
     out = io.BytesIO()

@@ -6,14 +6,13 @@ Registered on the main group with ``cli.add_command(verify)``.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from vgfc.cli_support import handle_errors
+from vgfc.cli.support import escape, handle_errors
 from vgfc.diagnostics import InputError
 
 __all__ = ["verify"]
@@ -82,18 +81,14 @@ def verify(
     vgfc verify model.tosa                          random inputs, automatic oracle
     vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
     """
-    from vgfc.cli_run import load_array, parse_pairs, read_push_data
+    from vgfc.cli.run import load_array, parse_pairs, read_push_data
     from vgfc.compiler import compile_model
-    from vgfc.numeric import (
-        compare,
-        random_inputs,
-        reference_converter_outputs,
-        tosa_reference_outputs,
-    )
-    from vgfc.runner import run_vgf
+    from vgfc.numeric import random_inputs
+    from vgfc.oracle import push_constants_by_op, verify_numbers
 
     result = compile_model(model)
     graph = result.graph
+    assert graph is not None
     values = random_inputs(graph, seed)
     for name, path in parse_pairs(inputs, "--input", "NAME=FILE.npy"):
         if name not in graph.inputs:
@@ -106,45 +101,22 @@ def verify(
                 f"the model has no output '{name}' (it has {', '.join(graph.outputs)})"
             )
         want[name] = load_array(path, "expected file")
-    by_name = {op.custom_name: op.index for op in graph.operators if op.is_shader}
-    push_by_op: dict[int, bytes] = {}
-    for key, path in parse_pairs(push_constants, "--push-constants", "OP=FILE"):
-        index = int(key) if key.isdigit() else by_name.get(key)
-        if index is None or not graph.operators[index].is_shader:
-            raise InputError(f"'{key}' is not a shader op of the model")
-        data = read_push_data(path)
-        size = result.resolved.shaders[index].spec.push_constant_size
-        if len(data) != size:
-            raise InputError(
-                f"'{path}' holds {len(data)} bytes of push constants, the shader's block has "
-                f"{size}",
-                graph.where(graph.operators[index]),
-            )
-        push_by_op[index] = data
-    segment_of = {
-        result.plan.partitions[s.partition].operators[0]: s.index
-        for s in result.program.segments
-        if s.kind == "compute"
-    }
-    pushes = {segment_of[op]: data for op, data in push_by_op.items()}
-
-    if against == "auto":
-        has_custom = any(op.op == "CUSTOM" for op in graph.operators)
-        against = "expected" if want else ("reference" if has_custom else "tosa")
-    if against == "expected":
-        if not want:
-            raise click.UsageError("--against expected needs --expected NAME=FILE.npy")
-        oracle = want
-    elif against == "tosa":
-        oracle = tosa_reference_outputs(model, graph, values)
-    else:
-        oracle = reference_converter_outputs(model, graph, values, push_by_op)
-
-    with tempfile.TemporaryDirectory(prefix="vgfc-verify-") as tmp:
-        vgf = Path(tmp) / "model.vgf"
-        vgf.write_bytes(result.vgf)
-        outputs = run_vgf(vgf, [values[n] for n in graph.inputs], pushes)
-    rows = compare(outputs, oracle, atol, rtol)
+    if against == "expected" and not want:
+        raise click.UsageError("--against expected needs --expected NAME=FILE.npy")
+    given = parse_pairs(push_constants, "--push-constants", "OP=FILE")
+    pushes = push_constants_by_op(graph, [(k, p, read_push_data(p)) for k, p in given])
+    verdict = verify_numbers(
+        model,
+        result,
+        values,
+        against=against,
+        expected=want,
+        push_constants=pushes,
+        atol=atol,
+        rtol=rtol,
+    )
+    against = verdict.oracle
+    rows = verdict.rows
     failed = [r for r in rows if not r.ok]
     if as_json:
         doc = {
@@ -165,12 +137,12 @@ def verify(
         }
         click.echo(json.dumps(doc, indent=2))
     else:
-        table = Table(title=f"{model} against {against}")
+        table = Table(title=escape(f"{model} against {against}"))
         for col in ("output", "shape", "dtype", "max abs error", "max rel error", ""):
             table.add_column(col)
         for r in rows:
             table.add_row(
-                r.name,
+                escape(r.name),
                 "x".join(map(str, r.shape)),
                 r.dtype,
                 f"{r.max_abs:.3g}",

@@ -1,0 +1,114 @@
+"""``vgfc compile``: MODEL.tosa -> one VGF file (and optionally a JSON report)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from vgfc.cli.support import (
+    compile_options,
+    escape,
+    handle_errors,
+    model_argument,
+    print_diagnostic,
+    shader_options,
+    stderr_console,
+    write_atomically,
+)
+
+__all__ = ["compile_command"]
+
+
+@click.command("compile")
+@model_argument
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="VGF file to write (default: MODEL with the suffix .vgf).",
+)
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a JSON report (schemas/report.schema.json): partitions, segments, "
+    "modules, resources, shaders, warnings, timings per stage.",
+)
+@click.option(
+    "--keep-source",
+    is_flag=True,
+    help="Store GLSL/HLSL source in compute modules instead of the compiled SPIR-V "
+    "(the shaders are still compiled and checked).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@shader_options
+@handle_errors
+def compile_command(
+    model: Path,
+    output: Path | None,
+    report: Path | None,
+    keep_source: bool,
+    quiet: bool,
+    include_dirs: tuple[Path, ...],
+    defines: tuple[str, ...],
+    target_env: str,
+) -> None:
+    """Compile MODEL into one VGF file.
+
+    Reads and verifies the model, resolves its custom ops, partitions it, lowers each ML
+    partition to a SPIR-V graph module (SPV_ARM_graph, TOSA.001000.1) and compiles and
+    cross-checks each Vulkan custom shader, lays out the resources and writes the VGF
+    atomically: on any error no file is written and an existing one is left untouched. The same
+    input and options always give the same bytes.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from vgfc.compiler import Options, compile_model
+    from vgfc.report import compile_report, summarize_ops
+
+    output = output or model.with_suffix(".vgf")
+    options = Options(compile_options(include_dirs, defines, target_env), keep_source)
+    console = stderr_console()
+    if quiet or not console.is_terminal:
+        result = compile_model(model, options)
+    else:
+        with console.status("compiling") as status:
+            result = compile_model(model, options, lambda s: status.update(f"{s}..."))
+    for d in result.warnings:
+        print_diagnostic(console, d)
+    assert result.vgf is not None and result.model is not None and result.graph is not None
+    report_bytes = None
+    if report is not None:
+        doc = compile_report(result, str(output))
+        report_bytes = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+    write_atomically(output, result.vgf)
+    if report is not None and report_bytes is not None:
+        write_atomically(report, report_bytes)
+    if quiet:
+        return
+    vgf = result.model
+    out = Console(highlight=False, soft_wrap=True)
+    table = Table(title=escape(f"{output}: {len(result.vgf)} bytes"))
+    for col in ("#", "type", "module", "code", "operators", "dispatch", "push"):
+        table.add_column(col, overflow="fold")
+    assert result.plan is not None
+    for i, (seg, part) in enumerate(zip(vgf.segments, result.plan.partitions, strict=True)):
+        module = vgf.module_of(seg)
+        push = ", ".join(f"{r.size} B" for r in seg.push_constant_ranges)
+        table.add_row(
+            str(i),
+            seg.type.value,
+            escape(module.name),
+            module.code,
+            escape(summarize_ops(result.graph, part.operators)),
+            "x".join(map(str, seg.dispatch)) if seg.type.value == "compute" else "",
+            push,
+        )
+    out.print(table)
+    timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.timings)
+    out.print(
+        f"{len(vgf.segments)} segments, {len(vgf.resources)} resources, "
+        f"{len(vgf.constants)} constants; {timing}"
+    )

@@ -1,0 +1,112 @@
+"""``vgfc inspect``: what a VGF file holds, or how it differs from another."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from vgfc.cli.support import EXIT_ERROR, escape, handle_errors
+
+__all__ = ["inspect"]
+
+
+@click.command("inspect")
+@click.argument("vgf", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
+@click.option(
+    "--diff",
+    "other",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Print the structural differences from another VGF file instead (exit 1 if any).",
+)
+@handle_errors
+def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
+    """Show what a VGF file holds: modules, segments, resources, constants.
+
+    Reads files written by vgfc and by other tools (such as the reference model-converter).
+    With --diff, compares the structure a runtime acts on (segments, descriptor sets, binding
+    slots, dispatch, push constants, resources, inputs and outputs) with another file.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from vgfc.vgf.decode import read_vgf
+    from vgfc.vgf.model import model_json
+
+    f = read_vgf(vgf)
+    if other is not None:
+        from vgfc.vgf.diff import diff_models
+
+        lines = diff_models(f, read_vgf(other))
+        for line in lines:
+            click.echo(line)
+        click.echo(f"{len(lines)} difference(s) between {vgf} and {other}")
+        if lines:
+            sys.exit(EXIT_ERROR)
+        return
+    if as_json:
+        click.echo(json.dumps(model_json(f), indent=2))
+        return
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(escape(f"{vgf}: VGF {f.version}, Vulkan headers {f.vk_header_version}"))
+    t = Table(title="modules")
+    for col in ("#", "type", "name", "entry point", "code"):
+        t.add_column(col)
+    for i, m in enumerate(f.modules):
+        t.add_row(
+            str(i),
+            m.type.name,
+            escape(m.name),
+            escape(m.entry_point),
+            f"{m.code} ({m.code_size} B)",
+        )
+    out.print(t)
+    t = Table(title="segments")
+    for col in ("#", "type", "name", "module", "descriptor sets", "in", "out", "dispatch", "push"):
+        t.add_column(col, overflow="fold")
+    for i, s in enumerate(f.segments):
+        sets = "; ".join(
+            f"set {d.set}: " + ", ".join(f"{b.binding}->r{b.resource}" for b in d.slots)
+            for d in s.descriptor_sets
+        )
+        t.add_row(
+            str(i),
+            s.type.name,
+            escape(s.name),
+            str(s.module),
+            sets,
+            ", ".join(f"{b.binding}->r{b.resource}" for b in s.inputs),
+            ", ".join(f"{b.binding}->r{b.resource}" for b in s.outputs),
+            "x".join(map(str, s.dispatch)),
+            ", ".join(f"{r.offset}+{r.size} B" for r in s.push_constant_ranges),
+        )
+    out.print(t)
+    t = Table(title="resources")
+    for col in ("#", "category", "descriptor", "format", "shape", "alias", "sampler"):
+        t.add_column(col, overflow="fold")
+    for i, r in enumerate(f.resources):
+        sampler = ""
+        if r.sampler is not None:
+            sampler = (
+                f"{r.sampler.min_filter.removeprefix('VK_FILTER_')}/"
+                + r.sampler.address_mode_u.removeprefix("VK_SAMPLER_ADDRESS_MODE_")
+            )
+        t.add_row(
+            str(i),
+            r.category.name,
+            (r.descriptor_type or "").removeprefix("VK_DESCRIPTOR_TYPE_"),
+            r.format.removeprefix("VK_FORMAT_"),
+            "x".join(map(str, r.shape)),
+            "" if r.alias_group is None else str(r.alias_group),
+            sampler,
+        )
+    out.print(t)
+    for i, c in enumerate(f.constants):
+        out.print(f"constant {i}: resource r{c.resource}, {len(c.data)} bytes")
+    names = ", ".join(f"{x.name} (binding {x.binding}, r{x.resource})" for x in f.inputs)
+    out.print(escape(f"inputs: {names}"))
+    names = ", ".join(f"{x.name} (binding {x.binding}, r{x.resource})" for x in f.outputs)
+    out.print(escape(f"outputs: {names}"))

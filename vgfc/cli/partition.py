@@ -1,0 +1,84 @@
+"""``vgfc partition``: how a model splits into ML and shader partitions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from vgfc.cli.support import emit, escape, handle_errors, model_argument
+
+__all__ = ["partition"]
+
+
+@click.command("partition")
+@model_argument
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the plan as JSON (schemas/partition.schema.json).",
+)
+@click.option(
+    "--dot", "as_dot", is_flag=True, help="Print a Graphviz DOT graph, one cluster per partition."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Write the JSON or DOT text to this file instead of standard output.",
+)
+@handle_errors
+def partition(model: Path, as_json: bool, as_dot: bool, output: Path | None) -> None:
+    """Show how MODEL splits into ML and shader partitions.
+
+    Every Vulkan custom shader op (domain com.arm.VulkanCustomShader) runs alone in a shader
+    partition; all other work is grouped into ML partitions. Each ML op joins the earliest ML
+    partition that follows all of its producers, so independent work never opens a new one.
+
+    \b
+    Render the graph:  vgfc partition model.tosa --dot | dot -Tsvg -o plan.svg
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    import vgfc
+    from vgfc.dot import plan_to_dot
+    from vgfc.report import partition_json, summarize_ops
+
+    if as_json and as_dot:
+        raise click.UsageError("--json and --dot are exclusive: choose one")
+    if output is not None and not (as_json or as_dot):
+        raise click.UsageError("-o/--output needs --json or --dot")
+    graph = vgfc.load(model)
+    plan = vgfc.partition(graph)
+    if as_json:
+        emit(json.dumps(partition_json(graph, plan), indent=2) + "\n", output)
+        return
+    if as_dot:
+        emit(plan_to_dot(graph, plan), output)
+        return
+
+    console = Console(highlight=False)
+    table = Table(title=escape(f"{model} (TOSA {graph.version}): {len(graph.operators)} operators"))
+    for col in ("id", "kind", "ops", "operators", "inputs", "outputs"):
+        table.add_column(col, overflow="fold")
+    for p in plan.partitions:
+        kind = "[bold orange3]shader[/]" if p.kind.value == "shader" else "[blue]ml[/]"
+        table.add_row(
+            str(p.id),
+            kind,
+            str(len(p.operators)),
+            escape(summarize_ops(graph, p.operators)),
+            escape(", ".join(p.inputs)),
+            escape(", ".join(p.outputs)),
+        )
+    console.print(table)
+    for p in plan.partitions:
+        console.print(f"  partition {p.id}: {escape(p.reason)}")
+    n_ml = sum(p.kind.value == "ml" for p in plan.partitions)
+    n = len(plan.partitions)
+    saved = plan.program_order_count - n
+    note = f", {saved} fewer than program order" if saved > 0 else ""
+    console.print(f"{n} partitions ({n_ml} ML, {n - n_ml} shader){note}")

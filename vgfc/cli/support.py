@@ -1,0 +1,163 @@
+"""What every ``vgfc`` command shares: error reporting, exit codes, atomic writes, printing user
+text through rich without it being read as markup, and the shader compile options.
+
+Exit codes: 0 success, 1 the input (model, shader, options' content) is wrong or unsupported,
+2 usage error (unknown option, missing argument), 3 internal error (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from vgfc.diagnostics import Diagnostic, ErrorKind, InputError, Severity, VgfcError
+
+if TYPE_CHECKING:
+    from vgfc.shader.glslang import CompileOptions
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERNAL",
+    "compile_options",
+    "emit",
+    "escape",
+    "handle_errors",
+    "model_argument",
+    "print_diagnostic",
+    "shader_options",
+    "stderr_console",
+    "write_atomically",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_ERROR = 1
+EXIT_INTERNAL = 3
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_diagnostic(console: Console, d: Diagnostic, label: str | None = None) -> None:
+    """``error: <location>: <message>`` with the label coloured and the text printed as it is:
+    model text (``[1, 8, 8, 4]``, ``vgfc[shaders]``) is escaped, never read as rich markup."""
+    if label is None:
+        label = d.severity.value
+    colour = "red" if d.severity is Severity.ERROR else "yellow"
+    console.print(f"[bold {colour}]{escape(label)}:[/] {escape(d.render())}", highlight=False)
+
+
+def handle_errors(func: F) -> F:
+    """Turn errors into one clear line on stderr and an exit code; tracebacks only with --debug."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        debug = bool(click.get_current_context().find_root().params.get("debug"))
+        try:
+            return func(*args, **kwargs)
+        except VgfcError as e:
+            if debug:
+                raise
+            label = "internal error" if e.kind is ErrorKind.INTERNAL else "error"
+            print_diagnostic(stderr_console(), e.diagnostic, label)
+            sys.exit(EXIT_INTERNAL if e.kind is ErrorKind.INTERNAL else EXIT_ERROR)
+        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+            raise
+        except Exception as e:
+            if debug:
+                raise
+            stderr_console().print(
+                f"[bold red]internal error:[/] {escape(f'{type(e).__name__}: {e}')}\n"
+                "This is a bug in vgfc; rerun with --debug for a traceback and report it.",
+                highlight=False,
+            )
+            sys.exit(EXIT_INTERNAL)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename: never a partial file."""
+    target = path.resolve()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as e:
+        raise InputError(f"cannot write output file: {e.strerror}", file=str(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def compile_options(
+    include_dirs: tuple[Path, ...], defines: tuple[str, ...], target_env: str
+) -> CompileOptions:
+    """The shader compile options from ``-I``, ``-D`` and ``--target-env``."""
+    from vgfc.shader.glslang import CompileOptions
+
+    pairs = []
+    for d in defines:
+        name, _, value = d.partition("=")
+        if not name.isidentifier():
+            raise click.BadParameter(f"'{d}' is not NAME or NAME=VALUE", param_hint="-D/--define")
+        pairs.append((name, value or "1"))
+    return CompileOptions(
+        target_env=target_env,
+        include_dirs=tuple(str(p) for p in include_dirs),
+        defines=tuple(pairs),
+    )
+
+
+def shader_options(func: F) -> F:
+    """Options shared by every command that compiles shaders."""
+    func = click.option(
+        "--target-env",
+        type=click.Choice(["vulkan1.1", "vulkan1.2", "vulkan1.3"]),
+        default="vulkan1.3",
+        show_default=True,
+        help="Vulkan environment shaders are compiled and validated for.",
+    )(func)
+    func = click.option(
+        "-D",
+        "--define",
+        "defines",
+        multiple=True,
+        metavar="NAME[=VALUE]",
+        help="Preprocessor definition for GLSL/HLSL shaders (repeatable).",
+    )(func)
+    func = click.option(
+        "-I",
+        "--include-dir",
+        "include_dirs",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="Directory searched by #include in shaders (repeatable).",
+    )(func)
+    return func
+
+
+model_argument = click.argument(
+    "model", type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+"""The MODEL.tosa argument of the commands that read a model."""
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Print ``text``, or write it atomically to ``output``."""
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        write_atomically(output, text.encode("utf-8"))

@@ -1,0 +1,267 @@
+"""VGF bytes -> :class:`~vgfc.vgf.model.Model`, through the official ``vgfpy`` decoders.
+
+The one decoder of vgfc: ``vgfc inspect``, ``--diff``, the runner and the tests all read files
+through it, so a file is read exactly as the VGF library reads it, whichever tool wrote it. Each
+Vulkan enum value is turned into its name here, and a value that names nothing is refused, as is
+an index that points outside its table.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import vgfpy
+
+from vgfc.diagnostics import InputError
+from vgfc.vgf import model as vgf
+from vgfc.vulkan_names import (
+    border_colors,
+    descriptor_types,
+    filters,
+    formats,
+    sampler_address_modes,
+)
+
+__all__ = ["decode", "read_vgf"]
+
+_TABLES: dict[str, Callable[[], dict[str, int]]] = {
+    "VkFormat": formats,
+    "VkDescriptorType": descriptor_types,
+    "VkFilter": filters,
+    "VkSamplerAddressMode": sampler_address_modes,
+    "VkBorderColor": border_colors,
+}
+
+
+@cache
+def _names(kind: str) -> dict[int, str]:
+    names: dict[int, str] = {}
+    for name, value in _TABLES[kind]().items():
+        names.setdefault(value, name)  # the first name of a value is the core one, not an alias
+    return names
+
+
+def read_vgf(path: str | os.PathLike[str]) -> vgf.Model:
+    """Read and decode a VGF file; malformed input raises :class:`InputError` naming the file."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror}", file=name) from None
+    try:
+        return decode(data)
+    except InputError as e:
+        raise e.at(file=name) from None
+
+
+class _Reader:
+    """The four section decoders of one file, and the checks every value passes."""
+
+    def __init__(self, data: bytes) -> None:
+        header_size = vgfpy.HeaderSize()
+        if len(data) < header_size:
+            raise InputError(f"{len(data)} bytes is too short for a VGF file")
+        header = vgfpy.CreateHeaderDecoder(data, header_size, len(data))
+        if header is None or not header.IsValid():
+            raise InputError("not a VGF file (bad header)")
+        if not header.CheckVersion():
+            raise InputError(f"unsupported VGF version {header.GetMajor()}.{header.GetMinor()}")
+        self.data = data
+        self.version = f"{header.GetMajor()}.{header.GetMinor()}.{header.GetPatch()}"
+        self.vk_header_version = int(header.GetEncoderVulkanHeadersVersion())
+        mt = header.GetModuleTableSize()
+        st = header.GetModelSequenceTableSize()
+        rt = header.GetModelResourceTableSize()
+        ct = header.GetConstantsSize()
+        self.modules = vgfpy.CreateModuleTableDecoder(
+            self._section(header.GetModuleTableOffset(), mt), mt
+        )
+        self.sequence = vgfpy.CreateModelSequenceTableDecoder(
+            self._section(header.GetModelSequenceTableOffset(), st), st
+        )
+        self.resources = vgfpy.CreateModelResourceTableDecoder(
+            self._section(header.GetModelResourceTableOffset(), rt), rt
+        )
+        self.constants = vgfpy.CreateConstantDecoder(
+            self._section(header.GetConstantsOffset(), ct), ct
+        )
+        if None in (self.modules, self.sequence, self.resources, self.constants):
+            raise InputError("malformed VGF file: a section does not decode")
+
+    def _section(self, offset: int, size: int) -> bytes:
+        if offset + size > len(self.data):
+            raise InputError("truncated VGF file: a section lies beyond its end")
+        return self.data[offset : offset + size]
+
+    @staticmethod
+    def name(kind: str, value: int, what: str) -> str:
+        found = _names(kind).get(value)
+        if found is None:
+            raise InputError(f"corrupt VGF file: {what} has {kind} value {value}, which names none")
+        return found
+
+
+def decode(data: bytes) -> vgf.Model:
+    """Decode VGF bytes held in memory. Raises :class:`InputError` for anything malformed."""
+    r = _Reader(data)
+    seq = r.sequence
+    model = vgf.Model(
+        modules=tuple(_module(r.modules, i) for i in range(r.modules.size())),
+        segments=tuple(_segment(seq, i) for i in range(seq.modelSequenceTableSize())),
+        resources=tuple(_resource(r, i) for i in range(r.resources.size())),
+        constants=tuple(
+            vgf.Constant(
+                int(r.constants.getConstantMrtIndex(i)),
+                bytes(r.constants.getConstant(i)),
+                int(r.constants.getConstantSparsityDimension(i)),
+            )
+            for i in range(r.constants.size())
+        ),
+        inputs=_interfaces(
+            seq,
+            seq.getModelSequenceInputNamesHandle(),
+            seq.getModelSequenceInputBindingSlotsHandle(),
+            "input",
+        ),
+        outputs=_interfaces(
+            seq,
+            seq.getModelSequenceOutputNamesHandle(),
+            seq.getModelSequenceOutputBindingSlotsHandle(),
+            "output",
+        ),
+        vk_header_version=r.vk_header_version,
+        version=r.version,
+    )
+    _check_references(model)
+    return model
+
+
+def _check_references(model: vgf.Model) -> None:
+    """Every index a table holds must point inside the table it refers to."""
+    resources = len(model.resources)
+    slots: list[vgf.Slot | vgf.Interface] = [*model.inputs, *model.outputs]
+    for i, seg in enumerate(model.segments):
+        if seg.module >= len(model.modules):
+            raise InputError(f"corrupt VGF file: segment {i} refers to module {seg.module}")
+        slots += [*seg.inputs, *seg.outputs, *(s for d in seg.descriptor_sets for s in d.slots)]
+        for _, index in seg.constant_bindings:
+            if index >= len(model.constants):
+                raise InputError(f"corrupt VGF file: segment {i} refers to constant {index}")
+    for slot in slots:
+        if slot.resource >= resources:
+            raise InputError(f"corrupt VGF file: a binding slot refers to resource {slot.resource}")
+    for i, c in enumerate(model.constants):
+        if c.resource >= resources:
+            raise InputError(f"corrupt VGF file: constant {i} refers to resource {c.resource}")
+
+
+def _module_type(value: Any) -> vgf.ModuleType:
+    return vgf.ModuleType.GRAPH if value == vgfpy.ModuleType.Graph else vgf.ModuleType.COMPUTE
+
+
+def _module(dec: Any, i: int) -> vgf.Module:
+    kind = _module_type(dec.getModuleType(i))
+    name, entry = str(dec.getModuleName(i)), str(dec.getModuleEntryPoint(i))
+    if dec.hasSPIRVCode(i):
+        return vgf.Module(kind, name, entry, spirv=bytes(dec.getSPIRVModuleCode(i)))
+    if dec.isGLSL(i):
+        return vgf.Module(kind, name, entry, source=str(dec.getGLSLModuleCode(i)), language="GLSL")
+    if dec.isHLSL(i):
+        return vgf.Module(kind, name, entry, source=str(dec.getHLSLModuleCode(i)), language="HLSL")
+    return vgf.Module(kind, name, entry)
+
+
+def _slots(seq: Any, handle: Any) -> tuple[vgf.Slot, ...]:
+    return tuple(
+        vgf.Slot(
+            int(seq.getBindingSlotBinding(handle, j)),
+            int(seq.getBindingSlotMrtIndex(handle, j)),
+        )
+        for j in range(seq.getBindingsSize(handle))
+    )
+
+
+def _interfaces(seq: Any, names: Any, handle: Any, prefix: str) -> tuple[vgf.Interface, ...]:
+    slots = _slots(seq, handle)
+    count = seq.getNamesSize(names)
+    return tuple(
+        vgf.Interface(
+            (str(seq.getName(names, j)) if j < count else "") or f"{prefix}_{j}",
+            slot.binding,
+            slot.resource,
+        )
+        for j, slot in enumerate(slots)
+    )
+
+
+def _segment(seq: Any, i: int) -> vgf.Segment:
+    sets = tuple(
+        vgf.DescriptorSet(
+            int(seq.getSegmentDescriptorSetIndex(i, d)),
+            _slots(seq, seq.getDescriptorBindingSlotsHandle(i, d)),
+        )
+        for d in range(seq.getSegmentDescriptorSetInfosSize(i))
+    )
+    ranges = seq.getSegmentPushConstRange(i)
+    pushes = tuple(
+        vgf.PushConstantRange(
+            int(seq.getPushConstRangeStageFlags(ranges, r)),
+            int(seq.getPushConstRangeOffset(ranges, r)),
+            int(seq.getPushConstRangeSize(ranges, r)),
+        )
+        for r in range(seq.getPushConstRangesSize(ranges))
+    )
+    bindings = tuple(
+        (int(b.graphConstantId), int(b.constantIndex))
+        for b in seq.getSegmentConstantBindings(i) or ()
+    )
+    dispatch = [int(v) for v in seq.getSegmentDispatchShape(i)]
+    return vgf.Segment(
+        type=_module_type(seq.getSegmentType(i)),
+        name=str(seq.getSegmentName(i)) or f"segment_{i}",
+        module=int(seq.getSegmentModuleIndex(i)),
+        descriptor_sets=sets,
+        inputs=_slots(seq, seq.getSegmentInputBindingSlotsHandle(i)),
+        outputs=_slots(seq, seq.getSegmentOutputBindingSlotsHandle(i)),
+        constant_bindings=bindings,
+        dispatch=(dispatch[0], dispatch[1], dispatch[2]),
+        push_constant_ranges=pushes,
+    )
+
+
+_CATEGORIES = {c.name: c for c in vgf.Category}
+
+
+def _resource(r: _Reader, i: int) -> vgf.Resource:
+    res = r.resources
+    what = f"resource {i}"
+    category = _CATEGORIES.get(str(res.getCategory(i).name).upper())
+    if category is None:
+        raise InputError(f"corrupt VGF file: {what} has category {res.getCategory(i)}")
+    descriptor = res.getDescriptorType(i)
+    sampler = None
+    handle = res.getSamplerConfigHandle(i)
+    if handle is not None:
+        sampler = vgf.Sampler(
+            r.name("VkFilter", res.getSamplerConfigMinFilter(handle), what),
+            r.name("VkFilter", res.getSamplerConfigMagFilter(handle), what),
+            r.name("VkSamplerAddressMode", res.getSamplerConfigAddressModeU(handle), what),
+            r.name("VkSamplerAddressMode", res.getSamplerConfigAddressModeV(handle), what),
+            r.name("VkBorderColor", res.getSamplerConfigBorderColor(handle), what),
+        )
+    alias = res.getAliasGroupId(i)
+    return vgf.Resource(
+        category=category,
+        descriptor_type=None
+        if descriptor is None
+        else r.name("VkDescriptorType", descriptor, what),
+        format=r.name("VkFormat", res.getVkFormat(i), what),
+        shape=tuple(int(d) for d in res.getTensorShape(i) or ()),
+        strides=tuple(int(d) for d in res.getTensorStride(i) or ()),
+        alias_group=None if alias is None else int(alias),
+        sampler=sampler,
+    )
