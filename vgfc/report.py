@@ -77,6 +77,7 @@ def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
     import hashlib
 
     from vgfc.lower.shader import ShaderModule
+    from vgfc.vgf.decode import format_version
     from vgfc.vgf.model import model_json
 
     graph, plan, model, vgf = c.graph, c.plan, c.model, c.vgf
@@ -110,7 +111,7 @@ def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
             }
         )
     file_json = model_json(model)
-    file_json["version"] = _file_version(vgf)
+    file_json["version"] = format_version(vgf)
     return {
         "format": REPORT_FORMAT,
         "model": graph.source,
@@ -125,10 +126,3 @@ def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
         "warnings": [d.as_dict() for d in c.warnings],
         "timings": {name: round(seconds, 6) for name, seconds in c.timings},
     }
-
-
-def _file_version(vgf: bytes) -> str | None:
-    """The format version the encoder wrote, as ``vgfc inspect`` shows it."""
-    from vgfc.vgf.decode import decode
-
-    return decode(vgf).version

@@ -25,7 +25,7 @@ from vgfc.vulkan_names import (
     sampler_address_modes,
 )
 
-__all__ = ["decode", "read_vgf"]
+__all__ = ["decode", "format_version", "read_vgf"]
 
 _TABLES: dict[str, Callable[[], dict[str, int]]] = {
     "VkFormat": formats,
@@ -103,6 +103,16 @@ class _Reader:
         if found is None:
             raise InputError(f"corrupt VGF file: {what} has {kind} value {value}, which names none")
         return found
+
+
+def format_version(data: bytes) -> str:
+    """The VGF format version in the header of ``data`` (nothing else is decoded)."""
+    if len(data) < vgfpy.HeaderSize():
+        raise InputError(f"{len(data)} bytes is too short for a VGF file")
+    header = vgfpy.CreateHeaderDecoder(data, vgfpy.HeaderSize(), len(data))
+    if header is None or not header.IsValid():
+        raise InputError("not a VGF file (bad header)")
+    return f"{header.GetMajor()}.{header.GetMinor()}.{header.GetPatch()}"
 
 
 def decode(data: bytes) -> vgf.Model:
