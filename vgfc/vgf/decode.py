@@ -123,14 +123,7 @@ def decode(data: bytes) -> vgf.Model:
         modules=tuple(_module(r.modules, i) for i in range(r.modules.size())),
         segments=tuple(_segment(seq, i) for i in range(seq.modelSequenceTableSize())),
         resources=tuple(_resource(r, i) for i in range(r.resources.size())),
-        constants=tuple(
-            vgf.Constant(
-                int(r.constants.getConstantMrtIndex(i)),
-                bytes(r.constants.getConstant(i)),
-                int(r.constants.getConstantSparsityDimension(i)),
-            )
-            for i in range(r.constants.size())
-        ),
+        constants=tuple(_constant(r, i) for i in range(r.constants.size())),
         inputs=_interfaces(
             seq,
             seq.getModelSequenceInputNamesHandle(),
@@ -148,6 +141,26 @@ def decode(data: bytes) -> vgf.Model:
     )
     _check_references(model)
     return model
+
+
+def _text(what: str, read: Callable[..., Any], *args: Any) -> str:
+    """A string of the file: the library hands it over as UTF-8 text, so bytes that are not
+    UTF-8 mean a corrupt file, not a bug."""
+    try:
+        return str(read(*args))
+    except UnicodeDecodeError:
+        raise InputError(f"corrupt VGF file: {what} is not UTF-8 text") from None
+
+
+def _constant(r: _Reader, i: int) -> vgf.Constant:
+    data = r.constants.getConstant(i)
+    if data is None:  # the library's own vgf_dump calls this invalid constant metadata
+        raise InputError(f"corrupt VGF file: constant {i} has no data")
+    return vgf.Constant(
+        int(r.constants.getConstantMrtIndex(i)),
+        bytes(data),
+        int(r.constants.getConstantSparsityDimension(i)),
+    )
 
 
 def _check_references(model: vgf.Model) -> None:
@@ -175,13 +188,27 @@ def _module_type(value: Any) -> vgf.ModuleType:
 
 def _module(dec: Any, i: int) -> vgf.Module:
     kind = _module_type(dec.getModuleType(i))
-    name, entry = str(dec.getModuleName(i)), str(dec.getModuleEntryPoint(i))
+    what = f"module {i}"
+    name = _text(f"the name of {what}", dec.getModuleName, i)
+    entry = _text(f"the entry point of {what}", dec.getModuleEntryPoint, i)
     if dec.hasSPIRVCode(i):
         return vgf.Module(kind, name, entry, spirv=bytes(dec.getSPIRVModuleCode(i)))
     if dec.isGLSL(i):
-        return vgf.Module(kind, name, entry, source=str(dec.getGLSLModuleCode(i)), language="GLSL")
+        return vgf.Module(
+            kind,
+            name,
+            entry,
+            source=_text(f"the source of {what}", dec.getGLSLModuleCode, i),
+            language="GLSL",
+        )
     if dec.isHLSL(i):
-        return vgf.Module(kind, name, entry, source=str(dec.getHLSLModuleCode(i)), language="HLSL")
+        return vgf.Module(
+            kind,
+            name,
+            entry,
+            source=_text(f"the source of {what}", dec.getHLSLModuleCode, i),
+            language="HLSL",
+        )
     return vgf.Module(kind, name, entry)
 
 
@@ -200,7 +227,8 @@ def _interfaces(seq: Any, names: Any, handle: Any, prefix: str) -> tuple[vgf.Int
     count = seq.getNamesSize(names)
     return tuple(
         vgf.Interface(
-            (str(seq.getName(names, j)) if j < count else "") or f"{prefix}_{j}",
+            (_text(f"the name of {prefix} {j}", seq.getName, names, j) if j < count else "")
+            or f"{prefix}_{j}",
             slot.binding,
             slot.resource,
         )
@@ -229,10 +257,13 @@ def _segment(seq: Any, i: int) -> vgf.Segment:
         (int(b.graphConstantId), int(b.constantIndex))
         for b in seq.getSegmentConstantBindings(i) or ()
     )
-    dispatch = [int(v) for v in seq.getSegmentDispatchShape(i)]
+    shape = seq.getSegmentDispatchShape(i)
+    if shape is None or len(shape) != 3:
+        raise InputError(f"corrupt VGF file: segment {i} has no dispatch shape")
+    dispatch = [int(v) for v in shape]
     return vgf.Segment(
         type=_module_type(seq.getSegmentType(i)),
-        name=str(seq.getSegmentName(i)) or f"segment_{i}",
+        name=_text(f"the name of segment {i}", seq.getSegmentName, i) or f"segment_{i}",
         module=int(seq.getSegmentModuleIndex(i)),
         descriptor_sets=sets,
         inputs=_slots(seq, seq.getSegmentInputBindingSlotsHandle(i)),

@@ -91,10 +91,11 @@ def encode(model: Model) -> bytes:
             )
         resources.append(ref)
 
-    constants = [
-        enc.AddConstant(resources[c.resource], c.data, c.sparsity_dimension)
-        for c in model.constants
-    ]
+    constants = []
+    for i, c in enumerate(model.constants):
+        if not c.data:  # the library writes it, but no reader (its own included) takes it back
+            raise InternalError(f"constant {i} has no data")
+        constants.append(enc.AddConstant(resources[c.resource], c.data, c.sparsity_dimension))
 
     for s in model.segments:
         sets = [

@@ -7,7 +7,10 @@ held once, as their ``VK_*`` names: :mod:`vgfc.vgf.encode` turns them into value
 
 Provenance (the TOSA tensor a resource holds, the partition a segment runs) is known only for a
 model vgfc laid out itself; a decoded file has none. It never takes part in comparisons, so
-``decode(encode(m)) == m`` holds for every model.
+``decode(encode(m)) == m`` holds for every well-formed model (a tested property). Well formed means
+what the file format can express: a constant resource has no descriptor type or alias group, a
+segment has the type of its module, names are non-empty text without NUL characters, and
+constants hold at least one byte.
 """
 
 from __future__ import annotations
