@@ -44,6 +44,9 @@ class Options:
     shader: CompileOptions = field(default_factory=CompileOptions)
     keep_source: bool = False
     """Store GLSL/HLSL source in compute modules instead of the compiled SPIR-V."""
+    target: str = "scenario-runner"
+    """The runtime the VGF is for (:data:`vgfc.vgf.profiles.TARGETS`); its rules are checked
+    in the layout stage."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,28 @@ def compile_model(
     )
 
 
+def _check_target(graph: Graph, plan: Plan, model: Model, target: str, run: _Run) -> None:
+    """The rules of the runtime the file is for, each violation an error at the op (for a
+    shader segment) or the segment it is about."""
+    from vgfc.diagnostics import Location, UnsupportedError
+    from vgfc.partition import PartitionKind
+    from vgfc.vgf.profiles import violations
+
+    for v in violations(model, target):
+        where = Location(file=graph.source)
+        message = v.message
+        if v.segment is not None:
+            segment = model.segments[v.segment]
+            p = plan.partitions[v.segment]
+            if p.kind is PartitionKind.SHADER:
+                where = graph.operators[p.operators[0]].where(graph.source)
+            message = f"segment {v.segment} '{segment.name}': {message}"
+        error = UnsupportedError(message, where)
+        if not run.keep_going:
+            raise error
+        run.diagnostics.append(error.diagnostic)
+
+
 def _pipeline(
     path: str | os.PathLike[str],
     options: Options,
@@ -187,11 +212,16 @@ def _pipeline(
     from vgfc.vgf.layout import layout
 
     modules = [m for m in lowered.modules if m is not None]
-    model = run(
-        "layout",
-        lambda: layout(graph, plan, modules, bindings, keep_source=options.keep_source),
-    )
-    run.keep(model=model)
+
+    def lay_out() -> Model:
+        laid_out = layout(graph, plan, modules, bindings, keep_source=options.keep_source)
+        run.keep(model=laid_out)
+        _check_target(graph, plan, laid_out, options.target, run)
+        return laid_out
+
+    model = run("layout", lay_out)
+    if run.failed:
+        return
     if done("layout"):
         return
     from vgfc.vgf.encode import encode

@@ -19,6 +19,7 @@ from vgfc.cli.support import (
     shader_options,
     stderr_console,
 )
+from vgfc.cli.target import target_option
 
 __all__ = ["check"]
 
@@ -26,11 +27,13 @@ __all__ = ["check"]
 @click.command("check")
 @model_argument
 @click.option("--json", "as_json", is_flag=True, help="Print the diagnostics as JSON.")
+@target_option
 @shader_options
 @handle_errors
 def check(
     model: Path,
     as_json: bool,
+    target: str,
     include_dirs: tuple[Path, ...],
     defines: tuple[str, ...],
     target_env: str,
@@ -52,7 +55,7 @@ def check(
     from vgfc.compiler import Options, compile_model
     from vgfc.lower.shader import ShaderModule
 
-    options = Options(compile_options(include_dirs, defines, target_env))
+    options = Options(compile_options(include_dirs, defines, target_env), target=target)
     result = compile_model(model, options, stop_after="layout", keep_going=True)
     diagnostics = result.diagnostics
     errors = result.errors

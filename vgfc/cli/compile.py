@@ -17,6 +17,7 @@ from vgfc.cli.support import (
     stderr_console,
     write_atomically,
 )
+from vgfc.cli.target import target_option
 
 __all__ = ["compile_command"]
 
@@ -41,6 +42,7 @@ __all__ = ["compile_command"]
     help="Store GLSL/HLSL source in compute modules instead of the compiled SPIR-V "
     "(the shaders are still compiled and checked).",
 )
+@target_option
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @shader_options
 @handle_errors
@@ -49,6 +51,7 @@ def compile_command(
     output: Path | None,
     report: Path | None,
     keep_source: bool,
+    target: str,
     quiet: bool,
     include_dirs: tuple[Path, ...],
     defines: tuple[str, ...],
@@ -69,7 +72,7 @@ def compile_command(
     from vgfc.report import compile_report, summarize_ops
 
     output = output or model.with_suffix(".vgf")
-    options = Options(compile_options(include_dirs, defines, target_env), keep_source)
+    options = Options(compile_options(include_dirs, defines, target_env), keep_source, target)
     console = stderr_console()
     if quiet or not console.is_terminal:
         result = compile_model(model, options)

@@ -62,8 +62,8 @@ def lower_shader(
         info = reflect(spirv, spec.entry_point)
     except ShaderError as e:
         raise e.at(Location(key="shader_code").merged(where)) from None
-    _cross_check(spec, info, where)
     warnings: list[Diagnostic] = []
+    _cross_check(spec, info, where, warnings)
     dispatch = _dispatch(spec, info, graph, where, warnings)
     ranges = (
         (PushConstantRange(COMPUTE_STAGE, 0, spec.push_constant_size),)
@@ -101,13 +101,29 @@ def _describe(b: ResourceBinding) -> str:
     return f"set {b.set} binding {b.binding} ({b.kind}{name})"
 
 
-def _cross_check(spec: ShaderSpec, info: ShaderInfo, where: Location) -> None:
+def _cross_check(
+    spec: ShaderSpec, info: ShaderInfo, where: Location, out: list[Diagnostic]
+) -> None:
     reflected = {(b.set, b.binding): b for b in info.bindings}
+    unused = {(b.set, b.binding): b for b in info.unused}
     declared: dict[tuple[int, int], ShaderResource] = {}
     for r in spec.resources:
         declared[(r.set, r.binding)] = r
         at = Location(key=f"{r.key}_binding").merged(where)
         b = reflected.get((r.set, r.binding))
+        idle = unused.get((r.set, r.binding))
+        if b is None and idle is not None:
+            # Legal Vulkan (the layout may bind more than the shader reads), and common: a
+            # shader variant that ignores one of its operands. The value is bound and unread.
+            out.append(
+                Diagnostic(
+                    Severity.WARNING,
+                    f"the shader declares {_describe(idle)} for {r.key} (tensor '{r.tensor}') "
+                    "but never uses it",
+                    at,
+                )
+            )
+            continue
         if b is None:
             have = ", ".join(_describe(b) for b in info.bindings) or "no resources"
             raise ShaderError(

@@ -63,6 +63,9 @@ class ShaderInfo:
     """Byte size of the push-constant block the entry point uses; ``None`` without one."""
     spirv_version: tuple[int, int]
     """Version in the module header."""
+    unused: tuple[ResourceBinding, ...] = ()
+    """Descriptors the module declares but the entry point never uses (legal in Vulkan: a
+    pipeline layout may bind more than the shader reads), sorted by (set, binding)."""
 
 
 @dataclass
@@ -191,23 +194,24 @@ def reflect(spirv: bytes, entry_point: str | None = None) -> ShaderInfo:
 def _reflect(module: _Module, function: int | None) -> ShaderInfo:
     used = _used_variables(module, function)
     bindings: list[ResourceBinding] = []
+    unused: list[ResourceBinding] = []
     push_sizes: list[int] = []
     for var_id, (pointer, storage) in module.variables.items():
-        if used is not None and var_id not in used:
-            continue
+        is_used = used is None or var_id in used
         op, operands = module.type(pointer)
         if op != "OpTypePointer":
             raise ShaderError(f"malformed SPIR-V: variable %{var_id} does not have a pointer type")
-        if storage == "PushConstant":
+        if storage == "PushConstant" and is_used:
             push_sizes.append(_size(module, operands[1]))
         elif storage in ("Uniform", "StorageBuffer", "UniformConstant"):
             binding = _binding(module, var_id, operands[1], storage)
             if binding is not None:
-                bindings.append(binding)
+                (bindings if is_used else unused).append(binding)
     return ShaderInfo(
         entry_points=tuple((name, model) for name, model, _ in module.entries),
         local_size=_local_size(module, function),
         bindings=tuple(sorted(bindings, key=lambda b: (b.set, b.binding))),
+        unused=tuple(sorted(unused, key=lambda b: (b.set, b.binding))),
         push_constant_size=max(push_sizes) if push_sizes else None,
         spirv_version=module.version,
     )
