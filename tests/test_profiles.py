@@ -63,6 +63,15 @@ def test_one_descriptor_set_rule(cli, tmp_path: Path) -> None:
     assert cli("check", str(SAMPLES_DIR / "sets.tosa"), "--target", "executorch").code == 1
 
 
+def test_set_zero_and_push_constant_rules(cli, tmp_path: Path) -> None:
+    in_set_1 = COPY.replace("set = 0", "set = 1")
+    path = model(tmp_path, attrs(in_set_1, input_0_descriptorset=1, output_0_descriptorset=1))
+    run = cli("check", str(path), "--target", "executorch")
+    assert run.code == 1 and "the runtime binds set 0 only" in run.err
+    run = cli("check", str(SAMPLES_DIR / "push.tosa"), "--target", "executorch")
+    assert run.code == 1 and "8 bytes of push constants, which the runtime never pushes" in run.err
+
+
 def test_every_check_of_a_target_also_runs_in_compile(cli, tmp_path: Path) -> None:
     sets = str(SAMPLES_DIR / "sets.tosa")
     checked = cli("check", sets, "--target", "executorch")
@@ -77,6 +86,12 @@ def _broken(m: Model, rule: str) -> Model:
         segments = list(m.segments)
         segments[i] = dataclasses.replace(segments[i], constant_bindings=((0, 0),))
         return dataclasses.replace(m, segments=tuple(segments))
+    if rule == "formats":
+        resources = [
+            dataclasses.replace(r, format="VK_FORMAT_R8_SFLOAT_FPENCODING_FLOAT8E4M3_ARM")
+            for r in m.resources
+        ]
+        return dataclasses.replace(m, resources=tuple(resources))
     if rule == "graph-tensors":
         i = next(i for i, s in enumerate(m.segments) if s.type is ModuleType.GRAPH)
         slot = m.segments[i].descriptor_sets[0].slots[0]
@@ -103,6 +118,7 @@ def _broken(m: Model, rule: str) -> Model:
         ("graph-tensors", "mixed"),
         ("sampler", "image"),
         ("input-bindings", "mixed"),
+        ("formats", "mixed"),
     ],
 )
 def test_rules_the_layout_always_keeps_still_catch_a_broken_file(rule: str, sample: str) -> None:
@@ -113,13 +129,14 @@ def test_rules_the_layout_always_keeps_still_catch_a_broken_file(rule: str, samp
 
 
 @pytest.mark.parametrize("sample", sorted(p.stem for p in SAMPLES_DIR.glob("*.tosa")))
-def test_samples_meet_the_executorch_rules_but_for_their_sets(sample: str) -> None:
+def test_samples_meet_the_executorch_rules_but_two(sample: str) -> None:
     """Every sample is a file ExecuTorch's runtime loads, except the one made to spread its
-    bindings over several descriptor sets."""
+    bindings over several descriptor sets and the one whose shader takes push constants."""
     path = SAMPLES_DIR / f"{sample}.tosa"
     result = compile_model(path, Options(target="executorch"), keep_going=True)
     rules = {d.message.rsplit("rule '", 1)[-1].rstrip("')") for d in result.errors}
-    assert rules == ({"one-descriptor-set"} if sample == "sets" else set())
+    expected = {"sets": {"one-descriptor-set"}, "push": {"no-push-constants"}}
+    assert rules == expected.get(sample, set())
 
 
 # -- unused declared bindings ------------------------------------------------------------------
@@ -149,3 +166,36 @@ def test_a_binding_the_shader_does_not_declare_stays_an_error(cli, tmp_path: Pat
     assert "input_0_binding: declared at set 0 binding 5, but the shader has nothing there" in (
         run.err
     )
+
+
+# -- tables at 80 and 200 columns --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_tables_never_break_a_name(tmp_path: Path, width: int) -> None:
+    import os
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "vgfc"
+    env = {**os.environ, "COLUMNS": str(width), "NO_COLOR": "1"}
+    out = tmp_path / "m.vgf"
+
+    def run(*args: str) -> list[str]:
+        done = subprocess.run(
+            [str(exe), *args], capture_output=True, text=True, env=env, timeout=120, check=True
+        )
+        return done.stdout.splitlines()
+
+    compiled = run("compile", str(SAMPLES_DIR / "mixed.tosa"), "-o", str(out))
+    inspected = run("inspect", str(out))
+    planned = run("partition", str(SAMPLES_DIR / "mixed.tosa"))
+    model_ = _compiled(SAMPLES_DIR / "mixed.tosa")
+    names = [m.name for m in model_.modules] + [s.name for s in model_.segments]
+    for name in names:
+        assert any(name in line for line in inspected), name
+    for m in model_.modules:
+        assert any(m.name in line for line in compiled), m.name
+    assert any("'channel_reverse'" in line for line in planned)
+    table_lines = [line for line in (*compiled, *inspected, *planned) if "│" in line]
+    assert all(len(line) <= width for line in table_lines if width == 200)

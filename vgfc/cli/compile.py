@@ -66,8 +66,8 @@ def compile_command(
     input and options always give the same bytes.
     """
     from rich.console import Console
-    from rich.table import Table
 
+    from vgfc.cli.tables import word_table
     from vgfc.compiler import Options, compile_model
     from vgfc.report import compile_report, summarize_ops
 
@@ -93,23 +93,25 @@ def compile_command(
         return
     vgf = result.model
     out = Console(highlight=False, soft_wrap=True)
-    table = Table(title=escape(f"{output}: {len(result.vgf)} bytes"))
-    for col in ("#", "type", "module", "code", "operators", "dispatch", "push"):
-        table.add_column(col, overflow="fold")
     assert result.plan is not None
+    rows = []
     for i, (seg, part) in enumerate(zip(vgf.segments, result.plan.partitions, strict=True)):
         module = vgf.module_of(seg)
         push = ", ".join(f"{r.size} B" for r in seg.push_constant_ranges)
-        table.add_row(
-            str(i),
-            seg.type.value,
-            escape(module.name),
-            module.code,
-            escape(summarize_ops(result.graph, part.operators)),
-            "x".join(map(str, seg.dispatch)) if seg.type.value == "compute" else "",
-            push,
+        rows.append(
+            (
+                str(i),
+                seg.type.value,
+                escape(module.name),
+                module.code,
+                escape(summarize_ops(result.graph, part.operators)),
+                "x".join(map(str, seg.dispatch)) if seg.type.value == "compute" else "",
+                push,
+            )
         )
-    out.print(table)
+    columns = ("#", "type", "module", "code", "operators", "dispatch", "push")
+    title = escape(f"{output}: {len(result.vgf)} bytes")
+    out.print(word_table(title, columns, rows, out.width))
     timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.timings)
     out.print(
         f"{len(vgf.segments)} segments, {len(vgf.resources)} resources, "

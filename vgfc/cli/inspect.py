@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from vgfc.cli.support import EXIT_ERROR, escape, handle_errors
+
+if TYPE_CHECKING:
+    from vgfc.vgf.model import Slot
 
 __all__ = ["inspect"]
 
@@ -31,8 +36,8 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
     slots, dispatch, push constants, resources, inputs and outputs) with another file.
     """
     from rich.console import Console
-    from rich.table import Table
 
+    from vgfc.cli.tables import word_table
     from vgfc.vgf.decode import read_vgf
     from vgfc.vgf.model import model_json
 
@@ -52,41 +57,34 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
         return
     out = Console(highlight=False, soft_wrap=True)
     out.print(escape(f"{vgf}: VGF {f.version}, Vulkan headers {f.vk_header_version}"))
-    t = Table(title="modules")
-    for col in ("#", "type", "name", "entry point", "code"):
-        t.add_column(col)
-    for i, m in enumerate(f.modules):
-        t.add_row(
-            str(i),
-            m.type.name,
-            escape(m.name),
-            escape(m.entry_point),
-            f"{m.code} ({m.code_size} B)",
-        )
-    out.print(t)
-    t = Table(title="segments")
-    for col in ("#", "type", "name", "module", "descriptor sets", "in", "out", "dispatch", "push"):
-        t.add_column(col, overflow="fold")
-    for i, s in enumerate(f.segments):
-        sets = "; ".join(
-            f"set {d.set}: " + ", ".join(f"{b.binding}->r{b.resource}" for b in d.slots)
-            for d in s.descriptor_sets
-        )
-        t.add_row(
+    modules = [
+        (str(i), m.type.name, escape(m.name), escape(m.entry_point), f"{m.code} ({m.code_size} B)")
+        for i, m in enumerate(f.modules)
+    ]
+    out.print(
+        word_table("modules", ("#", "type", "name", "entry point", "code"), modules, out.width)
+    )
+
+    def slots(items: Iterable[Slot]) -> str:
+        return ", ".join(f"{b.binding}->r{b.resource}" for b in items)
+
+    segments = [
+        (
             str(i),
             s.type.name,
             escape(s.name),
             str(s.module),
-            sets,
-            ", ".join(f"{b.binding}->r{b.resource}" for b in s.inputs),
-            ", ".join(f"{b.binding}->r{b.resource}" for b in s.outputs),
+            "; ".join(f"set {d.set}: {slots(d.slots)}" for d in s.descriptor_sets),
+            slots(s.inputs),
+            slots(s.outputs),
             "x".join(map(str, s.dispatch)),
             ", ".join(f"{r.offset}+{r.size} B" for r in s.push_constant_ranges),
         )
-    out.print(t)
-    t = Table(title="resources")
-    for col in ("#", "category", "descriptor", "format", "shape", "alias", "sampler"):
-        t.add_column(col, overflow="fold")
+        for i, s in enumerate(f.segments)
+    ]
+    headers = ("#", "type", "name", "module", "descriptor sets", "in", "out", "dispatch", "push")
+    out.print(word_table("segments", headers, segments, out.width))
+    resources = []
     for i, r in enumerate(f.resources):
         sampler = ""
         if r.sampler is not None:
@@ -94,16 +92,19 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
                 f"{r.sampler.min_filter.removeprefix('VK_FILTER_')}/"
                 + r.sampler.address_mode_u.removeprefix("VK_SAMPLER_ADDRESS_MODE_")
             )
-        t.add_row(
-            str(i),
-            r.category.name,
-            (r.descriptor_type or "").removeprefix("VK_DESCRIPTOR_TYPE_"),
-            r.format.removeprefix("VK_FORMAT_"),
-            "x".join(map(str, r.shape)),
-            "" if r.alias_group is None else str(r.alias_group),
-            sampler,
+        resources.append(
+            (
+                str(i),
+                r.category.name,
+                (r.descriptor_type or "").removeprefix("VK_DESCRIPTOR_TYPE_"),
+                r.format.removeprefix("VK_FORMAT_"),
+                "x".join(map(str, r.shape)),
+                "" if r.alias_group is None else str(r.alias_group),
+                sampler,
+            )
         )
-    out.print(t)
+    columns = ("#", "category", "descriptor", "format", "shape", "alias", "sampler")
+    out.print(word_table("resources", columns, resources, out.width))
     for i, c in enumerate(f.constants):
         out.print(f"constant {i}: resource r{c.resource}, {len(c.data)} bytes")
     names = ", ".join(f"{x.name} (binding {x.binding}, r{x.resource})" for x in f.inputs)

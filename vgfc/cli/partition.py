@@ -41,9 +41,9 @@ def partition(model: Path, as_json: bool, as_dot: bool, output: Path | None) -> 
     Render the graph:  vgfc partition model.tosa --dot | dot -Tsvg -o plan.svg
     """
     from rich.console import Console
-    from rich.table import Table
 
     import vgfc
+    from vgfc.cli.tables import word_table
     from vgfc.dot import plan_to_dot
     from vgfc.report import partition_json, summarize_ops
 
@@ -61,19 +61,20 @@ def partition(model: Path, as_json: bool, as_dot: bool, output: Path | None) -> 
         return
 
     console = Console(highlight=False)
-    table = Table(title=escape(f"{model} (TOSA {graph.version}): {len(graph.operators)} operators"))
-    for col in ("id", "kind", "ops", "operators", "inputs", "outputs"):
-        table.add_column(col, overflow="fold")
-    for p in plan.partitions:
-        kind = "[bold orange3]shader[/]" if p.kind.value == "shader" else "[blue]ml[/]"
-        table.add_row(
+    rows = [
+        (
             str(p.id),
-            kind,
+            "[bold orange3]shader[/]" if p.kind.value == "shader" else "[blue]ml[/]",
             str(len(p.operators)),
             escape(summarize_ops(graph, p.operators)),
             escape(", ".join(p.inputs)),
             escape(", ".join(p.outputs)),
         )
+        for p in plan.partitions
+    ]
+    title = escape(f"{model} (TOSA {graph.version}): {len(graph.operators)} operators")
+    columns = ("id", "kind", "ops", "operators", "inputs", "outputs")
+    table = word_table(title, columns, rows, console.width)
     console.print(table)
     for p in plan.partitions:
         console.print(f"  partition {p.id}: {escape(p.reason)}")

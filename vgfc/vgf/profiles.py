@@ -44,7 +44,42 @@ class Rule:
     check: Check
 
 
-_VGF_SETUP = "ExecuTorch backends/arm/runtime/VGFSetup.cpp"
+_VGF_SETUP = "ExecuTorch backends/arm/runtime/VGFSetup.cpp, VgfRepr::process_vgf"
+
+# The formats the runtime can size (get_format_size); any other refuses the file.
+_EXECUTORCH_FORMATS = frozenset(
+    f"VK_FORMAT_{name}"
+    for name in [
+        "R8_BOOL_ARM",
+        "R8_UINT",
+        "R8_SINT",
+        "R16_UINT",
+        "R16_SINT",
+        "R16_SFLOAT",
+        "R16_SFLOAT_FPENCODING_BFLOAT16_ARM",
+        "R32_UINT",
+        "R32_SINT",
+        "R32_SFLOAT",
+        "R64_SINT",
+        "R8G8_UINT",
+        "R8G8_SINT",
+        "R16G16_UINT",
+        "R16G16_SINT",
+        "R16G16_SFLOAT",
+        "R32G32_UINT",
+        "R32G32_SINT",
+        "R32G32_SFLOAT",
+        "R8G8B8A8_UINT",
+        "R8G8B8A8_SNORM",
+        "R8G8B8A8_SINT",
+        "R16G16B16A16_UINT",
+        "R16G16B16A16_SINT",
+        "R16G16B16A16_SFLOAT",
+        "R32G32B32A32_UINT",
+        "R32G32B32A32_SINT",
+        "R32G32B32A32_SFLOAT",
+    ]
+)
 
 
 def _spirv_everywhere(model: Model) -> Iterator[tuple[int | None, str]]:
@@ -61,6 +96,14 @@ def _spirv_everywhere(model: Model) -> Iterator[tuple[int | None, str]]:
 def _one_descriptor_set(model: Model) -> Iterator[tuple[int | None, str]]:
     for i, segment in enumerate(model.segments):
         sets = [d.set for d in segment.descriptor_sets]
+        if sets != [0] and len(sets) == 1:
+            yield (
+                i,
+                (
+                    f"the segment's bindings are in descriptor set {sets[0]}; the runtime binds "
+                    "set 0 only: use descriptor set 0 in the shader and its attributes"
+                ),
+            )
         if len(sets) != 1:
             used = ", ".join(map(str, sets)) or "none"
             yield (
@@ -79,15 +122,45 @@ def _no_compute_constants(model: Model) -> Iterator[tuple[int | None, str]]:
             yield i, "a compute segment reads constants; compute them in the graph instead"
 
 
-def _tensors_in_graphs(model: Model) -> Iterator[tuple[int | None, str]]:
+_GRAPH_DESCRIPTORS = frozenset(
+    {
+        "VK_DESCRIPTOR_TYPE_TENSOR_ARM",
+        "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
+        "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE",
+        "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
+    }
+)
+
+
+def _no_buffers_in_graphs(model: Model) -> Iterator[tuple[int | None, str]]:
     for i, segment in enumerate(model.segments):
         if segment.type is not ModuleType.GRAPH:
             continue
         for d in segment.descriptor_sets:
             for slot in d.slots:
                 kind = model.resources[slot.resource].descriptor_type
-                if kind != "VK_DESCRIPTOR_TYPE_TENSOR_ARM":
-                    yield i, f"binding {slot.binding} is a {kind}; graph segments bind tensors only"
+                if kind not in _GRAPH_DESCRIPTORS:
+                    yield i, f"binding {slot.binding} is a {kind}; graph segments bind tensors"
+
+
+def _no_push_constants(model: Model) -> Iterator[tuple[int | None, str]]:
+    for i, segment in enumerate(model.segments):
+        if segment.push_constant_ranges:
+            yield (
+                i,
+                (
+                    f"the shader takes {segment.push_constant_size} bytes of push constants, which "
+                    "the runtime never pushes (its pipeline layouts have no push-constant range): "
+                    "pass the values as a tensor input instead"
+                ),
+            )
+
+
+def _formats(model: Model) -> Iterator[tuple[int | None, str]]:
+    for i, r in enumerate(model.resources):
+        if r.category is not Category.CONSTANT and r.format not in _EXECUTORCH_FORMATS:
+            what = f"'{r.tensor}'" if r.tensor else f"resource {i}"
+            yield None, f"{what} has format {r.format}, which the runtime cannot allocate"
 
 
 def _samplers(model: Model) -> Iterator[tuple[int | None, str]]:
@@ -107,12 +180,15 @@ def _input_bindings(model: Model) -> Iterator[tuple[int | None, str]]:
 EXECUTORCH: tuple[Rule, ...] = (
     Rule("spirv", "every module holds SPIR-V (no shader source, no placeholder)", _VGF_SETUP,
          _spirv_everywhere),
-    Rule("one-descriptor-set", "every segment has exactly one descriptor set", _VGF_SETUP,
+    Rule("one-descriptor-set", "every segment has exactly one descriptor set, set 0", _VGF_SETUP,
          _one_descriptor_set),
     Rule("no-compute-constants", "compute segments read no constants", _VGF_SETUP,
          _no_compute_constants),
-    Rule("graph-tensors", "graph segments bind tensors (VK_DESCRIPTOR_TYPE_TENSOR_ARM) only",
-         _VGF_SETUP, _tensors_in_graphs),
+    Rule("graph-tensors", "graph segments bind tensors or images, never storage buffers",
+         _VGF_SETUP, _no_buffers_in_graphs),
+    Rule("no-push-constants", "shaders take no push constants", _VGF_SETUP, _no_push_constants),
+    Rule("formats", "inputs, outputs and intermediates use one of 29 formats", _VGF_SETUP,
+         _formats),
     Rule("sampler", "every combined image sampler has a sampler config", _VGF_SETUP, _samplers),
     Rule("input-bindings", "model input i is bound to binding id i", _VGF_SETUP, _input_bindings),
 )  # fmt: skip
