@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 VGFC := $(VENV)/bin/vgfc
 # Debian packages the tests need: graphviz renders `vgfc partition --dot` output.
-APT_PACKAGES := graphviz mesa-vulkan-drivers libvulkan1
+APT_PACKAGES := graphviz mesa-vulkan-drivers libvulkan1 vulkan-validationlayers
 
 SAMPLES := samples/mixed.tosa
 SAMPLE_SOURCES := samples/build_samples.py $(wildcard samples/shaders/*)

@@ -84,10 +84,13 @@ def verify_numbers(
     push_constants: Mapping[int, bytes] | None = None,
     atol: float | None = None,
     rtol: float | None = None,
+    validate: bool = False,
+    device: str = "cpu",
 ) -> Verdict:
     """Run ``compiled`` (a finished compilation of ``model``) with ``inputs`` (every graph
     input) and compare each output with the oracle. ``push_constants`` are by shader op index
-    (:func:`push_constants_by_op`)."""
+    (:func:`push_constants_by_op`). ``validate`` and ``device`` are :func:`vgfc.runner.run_vgf`'s
+    (they apply to vgfc's file; the oracle runs as it always does)."""
     from vgfc.numeric import compare, reference_converter_outputs, tosa_reference_outputs
     from vgfc.runner import run_vgf
 
@@ -110,5 +113,7 @@ def verify_numbers(
     with tempfile.TemporaryDirectory(prefix="vgfc-verify-") as tmp:
         path = Path(tmp) / "model.vgf"
         path.write_bytes(vgf)
-        outputs = run_vgf(path, [inputs[n] for n in graph.inputs], pushes)
+        outputs = run_vgf(
+            path, [inputs[n] for n in graph.inputs], pushes, validate=validate, device=device
+        )
     return Verdict(oracle, tuple(compare(outputs, want, atol, rtol)))

@@ -92,6 +92,20 @@ def read_push_data(path: str) -> bytes:
     type=click.Path(file_okay=False, path_type=Path),
     help="Keep the scenario and its files in this folder.",
 )
+@click.option(
+    "--validate",
+    is_flag=True,
+    help="Run the Khronos validation layer below the emulation layers; any message it "
+    "reports fails the run (needs apt-get install vulkan-validationlayers).",
+)
+@click.option(
+    "--device",
+    type=click.Choice(["cpu", "gpu", "auto"]),
+    default="cpu",
+    show_default=True,
+    help="cpu: lavapipe. gpu: the machine's Vulkan GPU driver (under the same emulation "
+    "layers). auto: the GPU when the machine has one.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the outputs.")
 @handle_errors
 def run(
@@ -101,6 +115,8 @@ def run(
     push_constants: tuple[str, ...],
     shaders: tuple[str, ...],
     workdir: Path | None,
+    validate: bool,
+    device: str,
     as_json: bool,
 ) -> None:
     """Run VGF on the CPU (lavapipe, Arm's ML emulation layers, the scenario runner).
@@ -114,6 +130,7 @@ def run(
     """
     from vgfc.runner import run_vgf
     from vgfc.runner.scenario import safe_name
+    from vgfc.runner.stack import resolve_device
 
     named: dict[str, Array] = {}
     positional: list[Array] = []
@@ -145,7 +162,12 @@ def run(
             raise InputError(f"cannot read shader file '{path}': {e.strerror}") from None
 
     start = time.perf_counter()
-    outputs = run_vgf(vgf, named or positional, pushes, workdir, shaders=modules)
+    device = resolve_device(device)
+    outputs = run_vgf(
+        vgf, named or positional, pushes, workdir, shaders=modules, validate=validate, device=device
+    )
+    ran_on = "lavapipe (CPU)" if device == "cpu" else "the GPU's Vulkan driver"
+    checked = ", validation-clean" if validate else ""
     seconds = time.perf_counter() - start
 
     written: dict[str, str] = {}
@@ -160,7 +182,16 @@ def run(
     summary = {name: _stats(array) | {"file": written.get(name)} for name, array in outputs.items()}
     if as_json:
         click.echo(
-            json.dumps({"model": str(vgf), "seconds": seconds, "outputs": summary}, indent=2)
+            json.dumps(
+                {
+                    "model": str(vgf),
+                    "device": device,
+                    "validated": validate,
+                    "seconds": seconds,
+                    "outputs": summary,
+                },
+                indent=2,
+            )
         )
         return
     for name, info in summary.items():
@@ -170,7 +201,7 @@ def run(
         if info["file"]:
             line += f"  -> {info['file']}"
         click.echo(line)
-    click.echo(f"{vgf}: ran in {seconds:.2f} s, {len(outputs)} output(s)")
+    click.echo(f"{vgf}: ran on {ran_on} in {seconds:.2f} s{checked}, {len(outputs)} output(s)")
 
 
 def _stats(array: Array) -> dict[str, Any]:

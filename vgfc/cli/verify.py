@@ -58,6 +58,20 @@ __all__ = ["verify"]
     help="Absolute tolerance (default by element type: 1e-5 fp32, 2e-3 fp16, 2e-2 bf16).",
 )
 @click.option("--rtol", type=float, help="Relative tolerance (defaults as for --atol).")
+@click.option(
+    "--validate",
+    is_flag=True,
+    help="Run the Khronos validation layer below the emulation layers; any message it "
+    "reports fails the run (needs apt-get install vulkan-validationlayers).",
+)
+@click.option(
+    "--device",
+    type=click.Choice(["cpu", "gpu", "auto"]),
+    default="cpu",
+    show_default=True,
+    help="cpu: lavapipe. gpu: the machine's Vulkan GPU driver (under the same emulation "
+    "layers). auto: the GPU when the machine has one.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @handle_errors
 def verify(
@@ -69,6 +83,8 @@ def verify(
     push_constants: tuple[str, ...],
     atol: float | None,
     rtol: float | None,
+    validate: bool,
+    device: str,
     as_json: bool,
 ) -> None:
     """Compile MODEL, run it on the CPU and compare every output with an oracle.
@@ -114,6 +130,8 @@ def verify(
         push_constants=pushes,
         atol=atol,
         rtol=rtol,
+        validate=validate,
+        device=device,
     )
     against = verdict.oracle
     rows = verdict.rows

@@ -8,6 +8,7 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ from vgfc.diagnostics import InputError, UnsupportedError, VgfcError, did_you_me
 from vgfc.ir import Array
 from vgfc.runner.formats import element_format
 from vgfc.runner.scenario import build_scenario, read_output, runnable_without_substitution
-from vgfc.runner.stack import Stack, find_stack
+from vgfc.runner.stack import Stack, find_stack, resolve_device
+from vgfc.runner.validation import emulation_layer_own, read_messages
 from vgfc.vgf.decode import read_vgf
 from vgfc.vgf.model import Interface, Model, ModuleType
 
@@ -40,6 +42,8 @@ def run_vgf(
     *,
     shaders: Mapping[str, bytes] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    validate: bool = False,
+    device: str = "cpu",
 ) -> dict[str, Array]:
     """Run ``vgf_path`` with the scenario runner on lavapipe and return its outputs.
 
@@ -55,7 +59,12 @@ def run_vgf(
     element type and shape the VGF declares. Problems are :class:`VgfcError` s: the inputs or
     push constants do not fit, the stack is missing (saying what to install), or the runner
     failed (with its own message).
+
+    ``validate`` runs the Khronos validation layer below the emulation layers: any message it
+    reports fails the run. ``device`` is ``cpu`` (lavapipe), ``gpu`` (the machine's Vulkan
+    driver) or ``auto``.
     """
+    run = _Run(timeout, validate, resolve_device(device))
     path = Path(vgf_path)
     model = read_vgf(path)
     try:
@@ -70,10 +79,10 @@ def run_vgf(
         # Absolute: the runner reads relative paths from the scenario file's own folder.
         folder = Path(workdir).resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        return _run(path, model, arrays, pushes, substitutes, folder, stack, timeout)
+        return _run(path, model, arrays, pushes, substitutes, folder, stack, run)
     with tempfile.TemporaryDirectory(prefix="vgfc-run-") as tmp:
         folder = Path(tmp).resolve()
-        return _run(path, model, arrays, pushes, substitutes, folder, stack, timeout)
+        return _run(path, model, arrays, pushes, substitutes, folder, stack, run)
 
 
 def match_inputs(model: Model, inputs: Inputs) -> list[Array]:
@@ -182,6 +191,14 @@ def _check_shaders(model: Model, shaders: Mapping[str, bytes]) -> None:
             raise UnsupportedError(reason)
 
 
+@dataclass(frozen=True, slots=True)
+class _Run:
+    timeout: float
+    validate: bool
+    device: str
+    """``cpu`` or ``gpu``."""
+
+
 def _run(
     vgf: Path,
     model: Model,
@@ -190,12 +207,17 @@ def _run(
     shaders: dict[str, bytes],
     folder: Path,
     stack: Stack,
-    timeout: float,
+    run: _Run,
 ) -> dict[str, Array]:
+    timeout = run.timeout
     scenario, outputs = build_scenario(vgf, model, arrays, pushes, shaders, folder)
     scenario_path = folder / "scenario.json"
     scenario_path.write_text(json.dumps(scenario, indent=2), encoding="utf-8")
-    env = stack.environment(folder / "layers")
+    log = folder / "validation.log"
+    log.unlink(missing_ok=True)
+    env = stack.environment(
+        folder / "layers", validation_log=log if run.validate else None, device=run.device
+    )
     command = [
         str(stack.scenario_runner),
         "--scenario",
@@ -214,6 +236,8 @@ def _run(
         ) from None
     except OSError as e:
         raise UnsupportedError(f"cannot start the scenario runner: {e.strerror}") from None
+    if run.validate:
+        _check_validation(log, where, any(s.push_constant_ranges for s in model.segments))
     if done.returncode != 0:
         raise VgfcError(_failure(done.returncode, done.stdout + done.stderr), file=where)
     results = {}
@@ -225,6 +249,23 @@ def _run(
             )
         results[output.name] = read_output(output)
     return results
+
+
+def _check_validation(log: Path, where: str, push_constants: bool) -> None:
+    """Fail on any message of the validation layer about the file (which rules, how often, the
+    first in full); messages about the emulation layer's own pipelines are set aside."""
+    messages = [m for m in read_messages(log) if not emulation_layer_own(m, push_constants)]
+    if not messages:
+        return
+    counts: dict[str, int] = {}
+    for m in messages:
+        counts[m.id] = counts.get(m.id, 0) + 1
+    ids = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in counts.items())
+    raise VgfcError(
+        f"Vulkan validation reported {len(messages)} message(s): {ids}; the first: "
+        f"{messages[0].summary()}",
+        file=where,
+    )
 
 
 def _failure(returncode: int, log: str) -> str:

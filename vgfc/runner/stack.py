@@ -28,7 +28,10 @@ from pathlib import Path
 
 from vgfc.diagnostics import UnsupportedError
 
-__all__ = ["Layer", "Stack", "find_stack", "icd_search_dirs"]
+__all__ = ["DEVICES", "Layer", "Stack", "find_stack", "icd_search_dirs", "resolve_device"]
+
+DEVICES = ("cpu", "gpu", "auto")
+"""``--device`` choices: lavapipe, the machine's Vulkan GPU driver, or the GPU when there is one."""
 
 RUNNER_PACKAGE = "ai-ml-sdk-scenario-runner"
 LAYER_PACKAGE = "ai-ml-emulation-layer-for-vulkan"
@@ -62,9 +65,20 @@ class Stack:
     versions: dict[str, str]
     """Package name -> installed version."""
 
-    def environment(self, layer_dir: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    def environment(
+        self,
+        layer_dir: Path,
+        base: Mapping[str, str] | None = None,
+        *,
+        validation_log: Path | None = None,
+        device: str = "cpu",
+    ) -> dict[str, str]:
         """Write one manifest folder per layer under ``layer_dir`` and return ``base`` (default:
-        this process's environment) with the variables that select lavapipe and the layers."""
+        this process's environment) with the variables that select the driver and the layers.
+
+        ``validation_log``: put the Khronos validation layer below the emulation layers, its
+        messages going to that file. ``device``: ``cpu`` runs on lavapipe only; ``gpu`` lets the
+        loader use the machine's own Vulkan drivers."""
         env = dict(os.environ if base is None else base)
         folders = []
         for i, layer in enumerate(self.layers):
@@ -75,15 +89,43 @@ class Stack:
             manifest["layer"]["library_path"] = str(layer.library)
             (folder / "layer.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
             folders.append(str(folder))
+        names = [layer.name for layer in self.layers]
+        if validation_log is not None:
+            from vgfc.runner import validation
+
+            folder = layer_dir / f"{len(folders)}_validation"
+            folder.mkdir(parents=True, exist_ok=True)
+            manifest_path = validation.find_layer()
+            (folder / "layer.json").write_text(manifest_path.read_text(), encoding="utf-8")
+            settings = layer_dir / "vk_layer_settings.txt"
+            settings.write_text(validation.settings(validation_log), encoding="utf-8")
+            env["VK_LAYER_SETTINGS_PATH"] = str(settings)
+            folders.append(str(folder))
+            names.append(validation.LAYER_NAME)
         libs = {str(layer.library.parent) for layer in self.layers}
         env["VK_LAYER_PATH"] = os.pathsep.join(folders)
-        env["VK_INSTANCE_LAYERS"] = ":".join(layer.name for layer in self.layers)
+        env["VK_INSTANCE_LAYERS"] = ":".join(names)
         # No empty entry: the dynamic linker would read it as the current folder.
         paths = [*sorted(libs), *env.get("LD_LIBRARY_PATH", "").split(os.pathsep)]
         env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in paths if p)
-        # Only lavapipe: results must not depend on which GPU drivers happen to be installed.
-        env["VK_DRIVER_FILES"] = env["VK_ICD_FILENAMES"] = str(self.icd)
+        if device == "cpu":
+            # Only lavapipe: results must not depend on which GPU drivers happen to be installed.
+            env["VK_DRIVER_FILES"] = env["VK_ICD_FILENAMES"] = str(self.icd)
+        else:
+            # Every driver the loader finds; it picks the first GPU device.
+            env.pop("VK_DRIVER_FILES", None)
+            env.pop("VK_ICD_FILENAMES", None)
         return env
+
+
+def resolve_device(device: str) -> str:
+    """``cpu`` or ``gpu`` for a ``--device`` choice; ``auto`` is ``gpu`` where the machine has a
+    GPU device node (a DRM render node or an NVIDIA device), else ``cpu``. Mesa installs driver
+    manifests for GPUs a machine does not have, so manifests alone say nothing."""
+    if device != "auto":
+        return device
+    nodes = [*Path("/dev/dri").glob("renderD*"), *Path("/dev").glob("nvidia[0-9]*")]
+    return "gpu" if nodes else "cpu"
 
 
 def find_stack(icd_dirs: Iterable[Path] | None = None) -> Stack:
