@@ -155,8 +155,13 @@ def _describe(
         return {"uid": uid, "dims": dims, "format": element.name, "shader_access": access}
     height, width, _ = _image_hwc(resource, index)
     sampled = resource.descriptor_type == _SAMPLED
-    # Outputs may also be read by a later segment; a sampled input is read through its sampler.
-    access = "readwrite" if direction == "output" else "image_read" if sampled else "readonly"
+    # The access decides the image's usage: "readonly" gives SAMPLED (a combined image sampler
+    # needs it: VUID-VkWriteDescriptorSet-descriptorType-00337), "image_read" gives STORAGE (a
+    # storage image read by the shader), "readwrite" both (an output a later segment may read).
+    if direction == "output":
+        access = "readwrite"
+    else:
+        access = "readonly" if sampled else "image_read"
     entry: dict[str, object] = {
         "uid": uid,
         "dims": [1, width, height, 1],
