@@ -158,10 +158,8 @@ def _describe(
     # The access decides the image's usage: "readonly" gives SAMPLED (a combined image sampler
     # needs it: VUID-VkWriteDescriptorSet-descriptorType-00337), "image_read" gives STORAGE (a
     # storage image read by the shader), "readwrite" both (an output a later segment may read).
-    if direction == "output":
-        access = "readwrite"
-    else:
-        access = "readonly" if sampled else "image_read"
+    input_access = "readonly" if sampled else "image_read"
+    access = "readwrite" if direction == "output" else input_access
     entry: dict[str, object] = {
         "uid": uid,
         "dims": [1, width, height, 1],
