@@ -172,7 +172,7 @@ def test_workdir_keeps_the_scenario(
     resources = {next(iter(r.values()))["uid"]: r for r in scenario["resources"]}
     image = resources["input_0"]["image"]
     assert image["dims"] == [1, 8, 4, 1]  # width first
-    assert image["shader_access"] == "image_read"
+    assert image["shader_access"] == "readonly"  # SAMPLED usage, as a combined image sampler needs
     assert image["min_filter"] == "NEAREST" and image["border_address_mode"] == "CLAMP_EDGE"
     assert resources["output_1"]["image"]["dst"].endswith(".dds")
     (command,) = scenario["commands"]
