@@ -18,6 +18,8 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from vgfc.limits import LIMITS, clip, quote
+
 __all__ = [
     "Diagnostic",
     "ErrorKind",
@@ -50,6 +52,17 @@ class Location:
     """A tensor the diagnostic is about."""
     key: str | None = None
     """An attribute key, e.g. ``input_1_vkformat``."""
+
+    def __post_init__(self) -> None:
+        # Names and keys come from the model: shown on one line, a long one cut.
+        for name in ("name", "domain", "tensor", "key"):
+            value = getattr(self, name)
+            if value is not None and (
+                len(value) > LIMITS.location_field_length or not value.isprintable()
+            ):
+                # Room for the "... (N characters)" that follows the cut text.
+                shown = quote(value, LIMITS.location_field_length - 30)
+                object.__setattr__(self, name, shown)
 
     def merged(self, other: Location) -> Location:
         """This location with the gaps filled from ``other`` (fields already set win)."""
@@ -115,6 +128,9 @@ class Diagnostic:
     message: str
     location: Location = Location()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", clip(self.message, LIMITS.message_length))
+
     def render(self) -> str:
         """``location: message``; callers put the severity label in front."""
         prefix = self.location.render()
@@ -138,7 +154,7 @@ class VgfcError(Exception):
         loc = location or Location()
         if where:
             loc = dataclasses.replace(loc, **where)  # type: ignore[arg-type]
-        self.message = message
+        self.message = clip(message, LIMITS.message_length)
         self.location = loc
         super().__init__(self.render())
 
@@ -180,5 +196,7 @@ class InternalError(VgfcError):
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean X?)`` for the closest choice, or an empty string when none is close."""
+    if len(word) > LIMITS.name_length_max:
+        return ""  # nothing that long is close to a name, and comparing it costs time
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""

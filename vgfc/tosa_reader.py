@@ -4,12 +4,14 @@ This is the only module that touches the generated ``tosa`` package of tosa-tool
 main block of the main region, keeps constant data as read-only numpy views of the input buffer
 (the file is memory-mapped, so nothing is copied until a later stage needs it) and turns every
 structural problem into an :class:`~vgfc.diagnostics.InputError` that names the file and the
-operator or tensor.
+operator or tensor. Names, string attributes, ranks, element counts and shape values are held to
+:data:`vgfc.limits.LIMITS` as they are read, so no later stage meets a value it cannot hold.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import mmap
 import os
 import re
@@ -31,6 +33,7 @@ from tosa.TosaGraph import TosaGraph
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
 from vgfc.dtypes import numpy_dtype
 from vgfc.ir import Array, AttrValue, DType, Graph, Operator, Tensor, Version
+from vgfc.limits import LIMITS, quote
 
 __all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
 
@@ -163,7 +166,8 @@ def _scalar_reader(method: str, enum: dict[int, str] | None) -> FieldReader:
     def read(table: Any) -> AttrValue:
         value = getattr(table, method)()
         if isinstance(value, bytes):
-            return value.decode("utf-8")
+            # String fields (a custom op's operator_name, domain_name) are names.
+            return _name(value, what="", key=_snake(method))
         if enum is not None and isinstance(value, int) and not isinstance(value, bool):
             if value not in enum:
                 raise InputError(f"unknown enum value {value}", key=_snake(method))
@@ -184,7 +188,9 @@ class _Reader:
         regions = [root.Regions(i) for i in range(root.RegionsLength())]
         if not regions:
             raise InputError("the model has no regions (no main graph)")
-        names = tuple(_text(r.Name()) or f"region_{i}" for i, r in enumerate(regions))
+        names = tuple(
+            _name(r.Name(), "region name") or f"region_{i}" for i, r in enumerate(regions)
+        )
         main = regions[names.index("main")] if "main" in names else regions[0]
         if main.BlocksLength() == 0:
             raise InputError(f"region '{_text(main.Name())}' has no basic blocks")
@@ -202,8 +208,8 @@ class _Reader:
         return Graph(
             tensors=MappingProxyType(tensors),
             operators=operators,
-            inputs=tuple(_text(block.Inputs(i)) for i in range(block.InputsLength())),
-            outputs=tuple(_text(block.Outputs(i)) for i in range(block.OutputsLength())),
+            inputs=tuple(_name(block.Inputs(i)) for i in range(block.InputsLength())),
+            outputs=tuple(_name(block.Outputs(i)) for i in range(block.OutputsLength())),
             version=version,
             source=self.source,
             regions=names,
@@ -228,13 +234,26 @@ class _Reader:
         tensors[tensor.name] = tensor
 
     def _tensor(self, fb: Any) -> Tensor:
-        name = _text(fb.Name())
+        name = _name(fb.Name())
         code = fb.Type()
         if code not in _DTYPES:
             raise InputError(f"unknown element type code {code}", tensor=name)
         dtype = _DTYPES[code]
         unranked = bool(fb.IsUnranked())
+        if not unranked and fb.ShapeLength() > LIMITS.rank_max:
+            raise InputError(
+                f"rank {fb.ShapeLength()} is more than the {LIMITS.rank_max} vgfc reads",
+                tensor=name,
+            )
         shape = None if unranked else tuple(int(d) for d in _numpy(fb.ShapeAsNumpy()))
+        # Dynamic dimensions (-1) count as 1: the static ones alone must fit.
+        elements = math.prod(1 if d < 0 else d for d in shape or ())
+        if elements > LIMITS.elements_max:
+            raise InputError(
+                f"shape {quote(list(shape or ()))} has {elements} elements, more than the "
+                f"{LIMITS.elements_max} vgfc reads",
+                tensor=name,
+            )
         raw: Array | None = None
         if fb.DataLength():
             raw = _numpy(fb.DataAsNumpy())
@@ -255,8 +274,14 @@ class _Reader:
 
     @staticmethod
     def _shape(fb: Any) -> Tensor:
-        name = _text(fb.Name())
+        name = _name(fb.Name())
         rank = int(fb.Rank())
+        if rank > LIMITS.shape_values_max:
+            raise InputError(
+                f"a shape value of {rank} values, more than the {LIMITS.shape_values_max} vgfc "
+                "reads",
+                tensor=name,
+            )
         data = None
         if fb.DataLength():
             data = _decode(name, DType.SHAPE, (rank,), _numpy(fb.DataAsNumpy()))
@@ -273,8 +298,8 @@ class _Reader:
             return Operator(
                 index=index,
                 op=op,
-                inputs=tuple(_text(fb.Inputs(i)) for i in range(fb.InputsLength())),
-                outputs=tuple(_text(fb.Outputs(i)) for i in range(fb.OutputsLength())),
+                inputs=tuple(_name(fb.Inputs(i)) for i in range(fb.InputsLength())),
+                outputs=tuple(_name(fb.Outputs(i)) for i in range(fb.OutputsLength())),
                 attrs=MappingProxyType(attrs),
                 location_text=(_text(location.Text()) or None) if location is not None else None,
             )
@@ -322,6 +347,18 @@ def _raw_bytes(data: bytes) -> Array:
 def _numpy(value: Any) -> Array:
     """The generated ``*AsNumpy`` accessors return 0 for an absent vector."""
     return np.zeros(0, np.uint8) if isinstance(value, int) else value
+
+
+def _name(value: bytes | None, what: str = "tensor name", key: str | None = None) -> str:
+    """A string that names something (tensor, region, custom operator): at most
+    ``LIMITS.name_length_max`` characters."""
+    text = _text(value)
+    if len(text) > LIMITS.name_length_max:
+        shown = f"{what} '{quote(text)}'" if what else f"'{quote(text)}'"
+        raise InputError(
+            f"{shown} is longer than the {LIMITS.name_length_max} characters vgfc reads", key=key
+        )
+    return text
 
 
 def _text(value: bytes | None) -> str:

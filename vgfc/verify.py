@@ -20,6 +20,10 @@ _REGION_ATTRS = {
     "WHILE_LOOP": ("cond_graph", "body_graph"),
 }
 
+# Constant data belongs to the CONST (CONST_SHAPE) op that produces it: every later stage finds
+# constants through that op, so data without one (a CONST removed) is a broken model.
+_ORPHAN_DATA = "constant data that no CONST or CONST_SHAPE operator produces"
+
 
 def verify(graph: Graph) -> tuple[int, ...]:
     """Raise :class:`~vgfc.diagnostics.VgfcError` for the first structural problem found;
@@ -67,16 +71,23 @@ def verify(graph: Graph) -> tuple[int, ...]:
     for op in graph.operators:
         for name in op.inputs:
             tensor = graph.tensors[name]
-            if name not in defined_by and tensor.data is None and not tensor.is_variable:
-                raise InputError(
-                    "reads a tensor that is never written (not a graph input, constant or "
-                    "operator result)",
-                    graph.where(op),
-                    tensor=name,
-                )
+            if name in defined_by or tensor.is_variable:
+                continue
+            if tensor.data is not None:
+                raise InputError(f"reads {_ORPHAN_DATA}", graph.where(op), tensor=name)
+            raise InputError(
+                "reads a tensor that is never written (not a graph input, constant or "
+                "operator result)",
+                graph.where(op),
+                tensor=name,
+            )
     for name in graph.outputs:
-        if name not in defined_by and graph.tensors[name].data is None:
-            raise InputError("graph output is never written", where, tensor=name)
+        if name not in defined_by:
+            orphan = graph.tensors[name].data is not None
+            message = (
+                f"graph output is {_ORPHAN_DATA}" if orphan else "graph output is never written"
+            )
+            raise InputError(message, where, tensor=name)
 
     used = {n for op in graph.operators for n in (*op.inputs, *op.outputs)}
     for name in sorted(used | set(graph.inputs) | set(graph.outputs)):

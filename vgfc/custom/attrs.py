@@ -5,6 +5,11 @@ goes from coarse to fine so each problem gets the most specific message: the byt
 then every ``input_N_*`` / ``output_N_*`` key must be well formed and name an operand the op has,
 then the schema checks types, then each Vulkan enum name is looked up (with a did-you-mean), then
 the keys are checked against each other. Every error names the op and the key.
+
+The payload comes from a file vgfc did not write, so before anything else it is held to the
+limits of :mod:`vgfc.limits`: its size, how deep its arrays and objects nest (scanned before
+Python's recursive parser runs), how long its numbers, keys and strings are. Every number that
+reaches the VGF is checked against its Vulkan range, and values are quoted, never echoed whole.
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
+import numpy as np
 
 from vgfc.diagnostics import InputError, Location, did_you_mean
 from vgfc.ir import Graph, Operator
+from vgfc.limits import LIMITS, quote
 from vgfc.schema import load_schema
 from vgfc.vgf.model import Sampler
 from vgfc.vulkan_names import (
@@ -130,6 +137,7 @@ def parse_shader_spec(op: Operator, graph: Graph) -> ShaderSpec:
     """Parse and check ``op``'s implementation attributes. Raises :class:`InputError`."""
     where = op.where(graph.source)
     payload = _json(op, where)
+    _check_lengths(payload, where)
     _check_operand_keys(payload, op, where)
     _check_schema(payload, where)
     for key, value in payload.items():
@@ -144,8 +152,8 @@ def parse_shader_spec(op: Operator, graph: Graph) -> ShaderSpec:
     return ShaderSpec(
         name=op.custom_name or "",
         entry_point=payload["entry_point"],
-        workgroup_counts=_xyz(payload.get("workgroup_sizes")),
-        global_size=_xyz(payload.get("global_size")),
+        workgroup_counts=_xyz(payload, "workgroup_sizes", LIMITS.workgroup_count_max, where),
+        global_size=_xyz(payload, "global_size", LIMITS.global_size_max, where),
         language=language,
         code=code,
         spirv=spirv,
@@ -160,17 +168,114 @@ def _json(op: Operator, where: Location) -> dict[str, Any]:
     at = Location(key="implementation_attrs").merged(where)
     if not isinstance(raw, bytes) or not raw:
         raise InputError("missing: a Vulkan custom shader needs its JSON attributes", at)
+    if len(raw) > LIMITS.attrs_bytes_max:
+        raise InputError(f"{len(raw)} bytes, more than the {LIMITS.attrs_bytes_max} vgfc reads", at)
     try:
-        payload = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"not UTF-8 text: {e.reason} at byte {e.start}", at) from None
+    depth = _nesting_depth(raw)
+    if depth > LIMITS.json_depth_max:
+        raise InputError(
+            f"arrays and objects nest {depth} deep, more than the {LIMITS.json_depth_max} "
+            "vgfc reads",
+            at,
+        )
+    try:
+        payload = json.loads(text, parse_int=_parse_int, parse_float=_parse_float)
     except json.JSONDecodeError as e:
         raise InputError(
             f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}", at
         ) from None
+    except InputError as e:
+        raise e.at(at) from None
+    except (ValueError, RecursionError) as e:  # the checks above should leave none of these
+        raise InputError(f"not JSON vgfc can read: {quote(str(e))}", at) from None
     if not isinstance(payload, dict):
         raise InputError(f"must be a JSON object, not {type(payload).__name__}", at)
     return payload
+
+
+def _nesting_depth(raw: bytes) -> int:
+    """How deep JSON arrays and objects nest in ``raw``, brackets inside strings not counted.
+
+    Vectorised, so megabytes of brackets cost milliseconds. A quote ends a string unless an odd
+    number of backslashes precedes it; UTF-8 continuation bytes are never ASCII, so working on
+    bytes is exact. For invalid JSON the number is an estimate: the parser reports the problem."""
+    if raw.count(b"[") + raw.count(b"{") <= LIMITS.json_depth_max:
+        return 0  # too few brackets to nest past the limit: no need to scan
+    data = np.frombuffer(raw, np.uint8)
+    index = np.arange(data.size)
+    backslash = data == ord("\\")
+    # At each position: the index of the last byte up to there that is not a backslash.
+    last_plain = np.maximum.accumulate(np.where(backslash, -1, index))
+    quotes = np.flatnonzero(data == ord('"'))
+    before = np.where(quotes > 0, last_plain[quotes - 1], -1)
+    escaped = (quotes - 1 - before) % 2 == 1
+    toggles = np.zeros(data.size, np.int64)
+    toggles[quotes[~escaped]] = 1
+    in_string = np.cumsum(toggles) % 2 == 1
+    opens = (data == ord("[")) | (data == ord("{"))
+    closes = (data == ord("]")) | (data == ord("}"))
+    steps = np.where(in_string, 0, opens.astype(np.int64) - closes.astype(np.int64))
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def _parse_int(text: str) -> int:
+    _check_number(text)
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    _check_number(text)
+    return float(text)
+
+
+def _check_number(text: str) -> None:
+    if len(text) > LIMITS.json_number_length_max:
+        raise InputError(
+            f"a number of {len(text)} characters ({quote(text)}): vgfc reads numbers of up to "
+            f"{LIMITS.json_number_length_max}"
+        )
+
+
+# Keys whose string values vgfc reads (and may quote): each is a name.
+_NAME_KEYS = ("entry_point", "shader_language", "push_constants")
+_OPERAND_NAME_FIELDS = ("_vkdescriptortype", "_vkformat", "_type")
+
+
+def _check_lengths(payload: dict[str, Any], where: Location) -> None:
+    """Every key, and each string value vgfc reads, is a name (``LIMITS.name_length_max``);
+    ``shader_code`` may be longer; ``workgroup_sizes`` and ``global_size`` hold three values.
+    Runs before anything quotes a key or a value, and before the schema walks an array."""
+    for key, value in payload.items():
+        _check_length(key, "a key", LIMITS.name_length_max, where)
+        if key in ("workgroup_sizes", "global_size"):
+            if isinstance(value, list) and len(value) > 3:
+                raise InputError(
+                    f"{quote(value)} is too long: it holds x, y and z",
+                    Location(key=key).merged(where),
+                )
+        elif key == "shader_code":
+            _check_length(value, "the code", LIMITS.shader_code_length_max, where, key)
+        elif key in _NAME_KEYS or (
+            key.startswith(("input_", "output_")) and key.endswith(_OPERAND_NAME_FIELDS)
+        ):
+            _check_length(value, "the value", LIMITS.name_length_max, where, key)
+        elif key.startswith("input_") and key.endswith("_sampler") and isinstance(value, dict):
+            for field, text in value.items():
+                _check_length(field, "a key", LIMITS.name_length_max, where, key)
+                _check_length(text, "the value", LIMITS.name_length_max, where, f"{key}.{field}")
+
+
+def _check_length(
+    value: Any, what: str, limit: int, where: Location, key: str | None = None
+) -> None:
+    if isinstance(value, str) and len(value) > limit:
+        raise InputError(
+            f"{what} '{quote(value)}' is longer than the {limit} characters vgfc reads",
+            Location(key=key).merged(where),
+        )
 
 
 def _check_operand_keys(payload: dict[str, Any], op: Operator, where: Location) -> None:
@@ -186,7 +291,9 @@ def _check_operand_keys(payload: dict[str, Any], op: Operator, where: Location) 
         role, index, field = match.group(1), match.group(2), match.group(3)
         if index != str(int(index)):
             fixed = f"{role}_{int(index)}_{field}"
-            raise InputError(f"operand index '{index}' has a leading zero (write {fixed})", at)
+            raise InputError(
+                f"operand index '{quote(index)}' has a leading zero (write {quote(fixed)})", at
+            )
         if int(index) >= counts[role]:
             have = counts[role]
             span = {0: "", 1: f" ({role}_0)"}.get(have, f" ({role}_0 .. {role}_{have - 1})")
@@ -212,16 +319,24 @@ def _check_schema(payload: dict[str, Any], where: Location) -> None:
         path = ["workgroup_sizes"]
         message = "missing: give workgroup_sizes (workgroup counts) or global_size"
     elif error.validator == "pattern" and path == ["push_constants"]:
-        message = f"expected 'name: size, name: size', got {error.instance!r}"
+        message = f"expected 'name: size, name: size', got '{quote(error.instance)}'"
     else:
-        message = error.message
+        message = _schema_message(error)
     raise InputError(message, Location(key=".".join(path)).merged(where))
+
+
+def _schema_message(error: jsonschema.ValidationError) -> str:
+    """jsonschema's message, the offending value quoted instead of shown whole."""
+    message, shown = str(error.message), repr(error.instance)
+    if len(shown) <= LIMITS.quoted_length:
+        return message
+    return message.replace(shown, quote(shown))
 
 
 def _known(name: str, table: dict[str, int], what: str, where: Location, key: str) -> None:
     if name not in table:
         hint = did_you_mean(name, table)
-        raise InputError(f"unknown {what} '{name}'{hint}", Location(key=key).merged(where))
+        raise InputError(f"unknown {what} '{quote(name)}'{hint}", Location(key=key).merged(where))
 
 
 def _resource(
@@ -267,8 +382,8 @@ def _resource(
         role=role,
         index=index,
         tensor=tensor,
-        binding=payload[f"{prefix}_binding"],
-        set=payload[f"{prefix}_descriptorset"],
+        binding=_integer(payload, f"{prefix}_binding", LIMITS.binding_max, where),
+        set=_integer(payload, f"{prefix}_descriptorset", LIMITS.descriptor_set_max, where),
         descriptor_type=descriptor,
         format=payload[f"{prefix}_vkformat"],
         kind=kind,
@@ -333,18 +448,54 @@ def _code(payload: dict[str, Any], where: Location) -> tuple[str | None, str | N
 def _push_constants(text: str, where: Location) -> tuple[PushConstant, ...]:
     entries: list[PushConstant] = []
     offset = 0
+    at = Location(key="push_constants").merged(where)
+    cap = LIMITS.push_constant_bytes_max
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, size_text = (s.strip() for s in part.split(":"))
+        # Digits (the schema's pattern): their count is compared first, so no huge int is made.
+        if len(size_text) > len(str(cap)) or offset + int(size_text) > cap:
+            raise InputError(
+                f"'{quote(name)}' of {quote(size_text)} bytes at offset {offset} ends past "
+                f"{cap} bytes, the most push constants vgfc accepts (Vulkan guarantees 128)",
+                at,
+            )
         size = int(size_text)
-        at = Location(key="push_constants").merged(where)
         if size <= 0 or size % 4:
-            raise InputError(f"'{name}' has size {size}: sizes must be positive multiples of 4", at)
+            raise InputError(
+                f"'{quote(name)}' has size {size}: sizes must be positive multiples of 4", at
+            )
         if any(e.name == name for e in entries):
-            raise InputError(f"'{name}' is listed twice", at)
+            raise InputError(f"'{quote(name)}' is listed twice", at)
         entries.append(PushConstant(name, offset, size))
         offset += size
     return tuple(entries)
 
 
-def _xyz(value: Any) -> tuple[int, int, int] | None:
-    return None if value is None else (int(value[0]), int(value[1]), int(value[2]))
+def _integer(payload: dict[str, Any], key: str, maximum: int, where: Location) -> int:
+    """A value the schema accepted as a non-negative integer (JSON ``2.0`` is one), as an int
+    no larger than ``maximum``."""
+    value = payload[key]
+    if value > maximum:
+        raise InputError(
+            f"{quote(value)} is more than {maximum}, the largest value the VGF can hold",
+            Location(key=key).merged(where),
+        )
+    return int(value)
+
+
+def _xyz(
+    payload: dict[str, Any], key: str, maximum: int, where: Location
+) -> tuple[int, int, int] | None:
+    """``workgroup_sizes`` or ``global_size`` (three integers >= 1, as the schema checked) as
+    ints no larger than ``maximum``."""
+    value = payload.get(key)
+    if value is None:
+        return None
+    for axis, n in zip("xyz", value, strict=True):
+        if n > maximum:
+            raise InputError(
+                f"{axis} = {quote(n)} is more than {maximum}, the largest a dispatch takes "
+                "(uint32)",
+                Location(key=key).merged(where),
+            )
+    return (int(value[0]), int(value[1]), int(value[2]))

@@ -38,7 +38,7 @@ from vgfc.spirv.tensors import (
     tensor_constant,
     tensor_type,
 )
-from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, lower_operator
+from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, check_operand_counts, lower_operator
 
 __all__ = [
     "DEFAULT_INLINE_LIMIT",
@@ -169,6 +169,8 @@ def _check_supported(op: Operator) -> None:
     lowering = _lowering(op)
     if isinstance(lowering, _Unsupported):
         raise lowering.error(op)
+    if op.op in TOSA_LOWERINGS:
+        check_operand_counts(op)
 
 
 class _Emitter:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from vgfc.custom.attrs import ShaderResource, ShaderSpec
 from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from vgfc.ir import Graph, Operator
+from vgfc.limits import LIMITS
 from vgfc.shader.glslang import CompileOptions, Language, compile_shader
 from vgfc.spirv.reflect import ResourceBinding, ShaderInfo, reflect
 from vgfc.spirv.spirv_tools import validate
@@ -183,6 +184,8 @@ def _dispatch(
             )
         counts = derived
     assert counts is not None  # the schema requires one of the two
+    key = "workgroup_sizes" if spec.workgroup_counts is not None else "global_size"
+    out.extend(_portable_counts(counts, Location(key=key).merged(where)))
     invocations = counts[0] * local[0] * counts[1] * local[1] * counts[2] * local[2]
     if spec.outputs:
         first = spec.outputs[0]
@@ -206,3 +209,21 @@ def _dispatch(
                 )
             )
     return counts
+
+
+def _portable_counts(counts: tuple[int, int, int], at: Location) -> list[Diagnostic]:
+    """A warning for a workgroup count above the ``maxComputeWorkGroupCount`` every Vulkan
+    device supports: it runs only on devices that report a higher limit."""
+    portable = LIMITS.workgroup_count_portable
+    high = [f"{axis} = {n}" for axis, n in zip("xyz", counts, strict=True) if n > portable]
+    if not high:
+        return []
+    return [
+        Diagnostic(
+            Severity.WARNING,
+            f"workgroup counts {list(counts)} ({', '.join(high)}) go past {portable}, the "
+            "maxComputeWorkGroupCount every Vulkan device supports: devices with a lower "
+            "limit cannot run this dispatch",
+            at,
+        )
+    ]

@@ -31,7 +31,14 @@ from vgfc.spirv.builder import ModuleBuilder
 from vgfc.spirv.extinst import tosa_instructions
 from vgfc.spirv.tensors import as_array, scalar_constant, tensor_constant, tensor_type
 
-__all__ = ["TOSA_LOWERINGS", "AttrEncoder", "Emitter", "Lowering", "lower_operator"]
+__all__ = [
+    "TOSA_LOWERINGS",
+    "AttrEncoder",
+    "Emitter",
+    "Lowering",
+    "check_operand_counts",
+    "lower_operator",
+]
 
 
 class Emitter(Protocol):
@@ -218,14 +225,33 @@ TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
 )
 
 
-def lower_operator(ctx: Emitter, op: Operator) -> tuple[int, ...]:
-    """Emit ``op`` as one ``OpExtInst``; returns the ids of its results, in output order."""
+def check_operand_counts(op: Operator) -> None:
+    """Raise :class:`InputError` naming ``op`` unless it has as many inputs and outputs as its
+    instruction takes (a ``*`` operand takes any number). Runs before anything is emitted."""
     lowering = TOSA_LOWERINGS[op.op]
     inst = tosa_instructions()[op.op]
     if len(op.outputs) != lowering.results:
         raise InputError(
             f"has {len(op.outputs)} outputs, {op.op} produces {lowering.results}", op.where()
         )
+    tensors = [o for o in inst.operands if o.name not in lowering.attributes]
+    if any(o.variadic for o in tensors):
+        return
+    if len(op.inputs) < len(tensors):
+        raise InputError(f"input '{tensors[len(op.inputs)].name}' is missing", op.where())
+    if len(op.inputs) > len(tensors):
+        names = ", ".join(o.name for o in tensors)
+        raise InputError(
+            f"has {len(op.inputs)} inputs, more than {op.op} takes ({len(tensors)}: {names})",
+            op.where(),
+        )
+
+
+def lower_operator(ctx: Emitter, op: Operator) -> tuple[int, ...]:
+    """Emit ``op`` as one ``OpExtInst``; returns the ids of its results, in output order."""
+    check_operand_counts(op)
+    lowering = TOSA_LOWERINGS[op.op]
+    inst = tosa_instructions()[op.op]
     operands: list[int] = []
     inputs = list(op.inputs)
     for operand in inst.operands:

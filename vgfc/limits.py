@@ -1,0 +1,113 @@
+"""The one table of limits vgfc holds its input to, and how user text is shown in messages.
+
+vgfc reads hostile files. Every number a model gives is checked against a range before a later
+stage relies on it (the VGF encoder takes 32-bit integers; numpy and the flatbuffer reader must
+never be asked for a shape that cannot exist), every string against a length, and the JSON of a
+custom shader op against a nesting depth and a number length before Python's parser sees it. The
+stage that reads a value checks it and names the op, the key and the limit in its error. The
+README's "Limits" section lists each limit and where it is checked.
+
+Messages never echo user text whole: :func:`quote` cuts a value to its first characters, and
+:mod:`vgfc.diagnostics` cuts location fields and whole messages, so one error stays one short line
+whatever the input holds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["LIMITS", "UINT32_MAX", "Limits", "clip", "quote"]
+
+UINT32_MAX = 0xFFFF_FFFF
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Every limit on the input, with the reason for its value."""
+
+    # -- Vulkan and VGF ranges: custom shader attributes (vgfc/custom/attrs.py) ----------------
+    descriptor_set_max: int = UINT32_MAX
+    """Largest ``input_N_descriptorset``: the VGF stores set indices as uint32. (Vulkan only
+    guarantees ``maxBoundDescriptorSets`` >= 4; a device reports its own.)"""
+    binding_max: int = UINT32_MAX
+    """Largest ``input_N_binding``: ``VkDescriptorSetLayoutBinding.binding`` is a uint32."""
+    push_constant_bytes_max: int = 4096
+    """Most bytes ``push_constants`` may declare, and so the end of the last member's offset.
+    Vulkan guarantees ``maxPushConstantsSize`` >= 128 and desktop GPUs report 256; 4096 is a hard
+    cap far above any device, so sizes and offsets stay small 32-bit numbers."""
+    workgroup_count_max: int = UINT32_MAX
+    """Largest ``workgroup_sizes`` entry: ``vkCmdDispatch`` takes uint32 counts."""
+    workgroup_count_portable: int = 65535
+    """``maxComputeWorkGroupCount`` every Vulkan device supports in each dimension. A count above
+    it is a warning (where the dispatch is derived, vgfc/lower/shader.py), not an error."""
+    global_size_max: int = UINT32_MAX
+    """Largest ``global_size`` entry: invocation ids (``gl_GlobalInvocationID``) are uint32."""
+
+    # -- JSON of implementation_attrs (vgfc/custom/attrs.py) -----------------------------------
+    attrs_bytes_max: int = 8 << 20
+    """Size of ``implementation_attrs``: room for the largest shader source and its keys."""
+    json_depth_max: int = 64
+    """Nesting of JSON arrays and objects. vgfc's own keys nest 2 deep; Python's parser recurses
+    and fails near 1000. Checked by a scan of the bytes before ``json.loads`` runs."""
+    json_number_length_max: int = 64
+    """Characters of one JSON number (a 64-bit integer has 20; Python refuses to convert integers
+    of more than 4300 digits)."""
+
+    # -- strings -------------------------------------------------------------------------------
+    name_length_max: int = 1024
+    """Characters of a name: tensor names, ``operator_name`` and ``domain_name`` (read in
+    vgfc/tosa_reader.py), and in ``implementation_attrs`` every key and the values of
+    ``entry_point``, ``shader_language``, ``push_constants``, formats, descriptor types, kinds and
+    sampler fields. Module names come from ``operator_name`` and end up in the VGF and on the
+    terminal."""
+    shader_code_length_max: int = 4 << 20
+    """Characters of ``shader_code``: GLSL/HLSL source, or base64 of 3 MiB of SPIR-V."""
+
+    # -- tensors (vgfc/tosa_reader.py) ---------------------------------------------------------
+    rank_max: int = 32
+    """Dimensions of a tensor. TOSA's 8K level allows 6; 32 is far above any real model."""
+    shape_values_max: int = 64
+    """Values of a shape value (``shapes`` table, CONST_SHAPE): at most two per dimension (PAD's
+    padding), so twice ``rank_max``."""
+    elements_max: int = 1 << 32
+    """Elements of one tensor (product of its static dimensions): at most 32 GiB at 8 bytes each,
+    and every element count fits in an int64, so numpy never sees an overflowing shape."""
+
+    # -- how user text is shown (vgfc/diagnostics.py) ------------------------------------------
+    quoted_length: int = 60
+    """Characters of a user value :func:`quote` shows in a message."""
+    location_field_length: int = 200
+    """Characters of an operator name, domain, tensor name or key in a diagnostic's location."""
+    message_length: int = 1000
+    """Characters of one diagnostic message: a last guard for text a check did not quote."""
+
+
+LIMITS = Limits()
+"""The limits vgfc applies."""
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def quote(value: object, limit: int = LIMITS.quoted_length) -> str:
+    """``value`` for a message, on one line and cut to ``limit`` characters.
+
+    Strings are shown as they are, other values as ``repr``; control characters are escaped
+    (``\\n``); anything longer than ``limit`` keeps its first ``limit`` characters, followed by
+    ``... (5242880 characters)`` with the full length.
+    """
+    text = value if isinstance(value, str) else repr(value)
+    size = len(text)
+    if size > limit:
+        text = text[:limit]
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    return f"{text}... ({size} characters)" if size > limit else text
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters in all, ending ``... (N characters)`` when
+    cut. Clipping clipped text changes nothing."""
+    if len(text) <= limit:
+        return text
+    suffix = f"... ({len(text)} characters)"
+    return text[: max(limit - len(suffix), 0)] + suffix
