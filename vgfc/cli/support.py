@@ -102,11 +102,28 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+_SHADER_TIMEOUT = "vgfc.shader_timeout"
+"""Where :func:`shader_options` keeps ``--shader-timeout`` in ``click.Context.meta``."""
+
+
 def compile_options(
-    include_dirs: tuple[Path, ...], defines: tuple[str, ...], target_env: str
+    include_dirs: tuple[Path, ...],
+    defines: tuple[str, ...],
+    target_env: str,
+    shader_timeout: float | None = None,
 ) -> CompileOptions:
-    """The shader compile options from ``-I``, ``-D`` and ``--target-env``."""
-    from vgfc.shader.glslang import CompileOptions
+    """The shader compile options from ``-I``, ``-D``, ``--target-env`` and ``--shader-timeout``.
+
+    ``shader_timeout`` defaults to the ``--shader-timeout`` of the command being run (which
+    :func:`shader_options` keeps in the click context), else to the library's default.
+    """
+    from vgfc.shader.glslang import DEFAULT_TIMEOUT, CompileOptions
+
+    if shader_timeout is None:
+        context = click.get_current_context(silent=True)
+        shader_timeout = context.meta.get(_SHADER_TIMEOUT, None) if context else None
+    if shader_timeout is None:
+        shader_timeout = DEFAULT_TIMEOUT
 
     pairs = []
     for d in defines:
@@ -118,11 +135,34 @@ def compile_options(
         target_env=target_env,
         include_dirs=tuple(str(p) for p in include_dirs),
         defines=tuple(pairs),
+        timeout=shader_timeout,
     )
 
 
 def shader_options(func: F) -> F:
-    """Options shared by every command that compiles shaders."""
+    """Options shared by every command that compiles shaders.
+
+    ``--shader-timeout`` reaches :func:`compile_options` through the click context rather than
+    as a parameter of the command.
+    """
+
+    def keep_timeout(
+        context: click.Context, _param: click.Parameter, value: float | None
+    ) -> float | None:
+        context.meta[_SHADER_TIMEOUT] = value
+        return value
+
+    func = click.option(
+        "--shader-timeout",
+        type=click.FloatRange(min=0),
+        default=None,  # vgfc.shader.glslang.DEFAULT_TIMEOUT, without importing glslang here
+        metavar="SECONDS",
+        expose_value=False,
+        callback=keep_timeout,
+        help="Seconds one GLSL/HLSL shader may take to compile (default 5). Each compiles in "
+        "a worker process that is killed when the time is up and may use at most 2 GiB more "
+        "memory; 0: no limits, compiled in vgfc's own process.",
+    )(func)
     func = click.option(
         "--target-env",
         type=click.Choice(["vulkan1.1", "vulkan1.2", "vulkan1.3"]),

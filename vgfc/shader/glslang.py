@@ -13,6 +13,12 @@ subprocess is needed.
 
 glslang can emit invalid SPIR-V without reporting an error: callers validate the result with
 :func:`vgfc.spirv.spirv_tools.validate`.
+
+A ctypes call cannot be interrupted, and a few lines of preprocessor can keep glslang busy for
+minutes. So by default the compilation runs in a worker process under a deadline and a memory
+cap (:mod:`vgfc.shader.bounded`: one process, forked on first use and reused, so an ordinary
+shader pays a round trip, not a process start); ``CompileOptions(timeout=0)`` compiles in this
+process with no bound.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import enum
+import math
+import os
 import re
 import sys
 import threading
@@ -30,8 +38,21 @@ from typing import Any
 
 from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import InternalError, ShaderError, UnsupportedError, did_you_mean
+from vgfc.shader.bounded import Worker
 
-__all__ = ["DEFAULT_OPTIONS", "CompileOptions", "Language", "compile_shader"]
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_OPTIONS",
+    "DEFAULT_TIMEOUT",
+    "CompileOptions",
+    "Language",
+    "compile_shader",
+]
+
+DEFAULT_TIMEOUT = 5.0
+"""Seconds one shader may take to compile (``--shader-timeout``); ordinary ones take 1-2 ms."""
+DEFAULT_MEMORY_LIMIT = 2 << 30
+"""Bytes of address space compiling one shader may add (2 GiB); ordinary ones need a few MiB."""
 
 
 class Language(enum.Enum):
@@ -53,6 +74,12 @@ class CompileOptions:
     """Folders searched, in order, for ``#include "..."`` and ``#include <...>``."""
     defines: tuple[tuple[str, str], ...] = ()
     """Preprocessor macros, as with ``-D NAME=VALUE``; an empty value defines the name only."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds the compilation may take: it runs in a worker process, killed when the time is
+    up. ``0`` (or infinity): no limit, compiled in this process."""
+    memory_limit: int = DEFAULT_MEMORY_LIMIT
+    """Bytes of address space the worker may add while compiling (``RLIMIT_AS``, Linux only);
+    ``0``: no cap. Applies only with a ``timeout``."""
 
 
 DEFAULT_OPTIONS = CompileOptions()
@@ -76,6 +103,21 @@ _NOISE = re.compile(r"^\d+ compilation errors\.|'' : compilation terminated$")
 # glslang linked into libSPIRV; serializing compilations keeps both away from races. A compile
 # takes about a millisecond, so the lock costs little.
 _LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    # A process forked while another thread is inside glslang (the worker, say) would inherit
+    # glslang's half-updated globals and a lock nobody releases: forks wait for the compile.
+    os.register_at_fork(
+        before=_LOCK.acquire, after_in_parent=_LOCK.release, after_in_child=_LOCK.release
+    )
+
+
+def _load() -> None:
+    with _LOCK:
+        _library()
+
+
+# The bounded path: each worker loads glslang before its first deadline starts.
+_WORKER = Worker(initializer=_load)
 
 
 def compile_shader(
@@ -89,8 +131,19 @@ def compile_shader(
     ``entry_point`` is the function to compile and the name the module exports; GLSL shaders
     always start at ``main``, so for GLSL it must be ``main``.
     Errors raise :class:`ShaderError` with the shader's own line numbers, e.g.
-    ``GLSL compilation failed: 12: 'foo' : undeclared identifier``.
+    ``GLSL compilation failed: 12: 'foo' : undeclared identifier``; so do a compilation that
+    takes longer than ``options.timeout`` (``shader compilation exceeded 5 s``) or more memory
+    than ``options.memory_limit``.
     """
+    if 0 < options.timeout < math.inf:
+        args = (source, language, entry_point, options)
+        result: bytes = _WORKER.run(_compile, args, options.timeout, options.memory_limit)
+        return result
+    return _compile(source, language, entry_point, options)
+
+
+def _compile(source: str, language: Language, entry_point: str, options: CompileOptions) -> bytes:
+    """:func:`compile_shader` in this process, with no bound."""
     client_version, target_version = _versions(options)
     if not _IDENTIFIER.fullmatch(entry_point):
         raise ShaderError(f"entry point {entry_point!r} is not an identifier")
