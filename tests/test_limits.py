@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_check import attrs, model
+from test_check import COPY, attrs, model
 from tosa_factory import Op, T, build, custom
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -330,3 +330,12 @@ def test_readme_lists_every_limit() -> None:
     section = readme.split("## Limits", 1)[1].split("\n## ", 1)[0]
     for field in dataclasses.fields(Limits):
         assert f"`{field.name}`" in section, field.name
+
+
+def test_a_lone_surrogate_is_an_input_error(cli, tmp_path: Path) -> None:
+    """JSON may escape a lone surrogate (\\ud800): a Python string no encoder takes."""
+    payload = attrs(COPY.replace("void main", "/* \ud800 */ void main"))
+    path = model(tmp_path, payload)
+    run = cli("check", str(path))
+    assert run.code == 1 and "internal error" not in run.err
+    assert "shader_code: not valid Unicode text: a lone surrogate (\\ud800)" in run.err

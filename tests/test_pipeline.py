@@ -20,8 +20,12 @@ from vgfc.diagnostics import VgfcError
 from vgfc.lower.shader import ShaderModule
 
 ROOT = Path(__file__).resolve().parent.parent
+# The fuzz corpus (tests/data/fuzz) has its own test, with the findings not fixed yet.
 MODELS = sorted(
-    [*SAMPLES_DIR.glob("*.tosa"), *(ROOT / "tests" / "data").rglob("*.tosa")],
+    [
+        *SAMPLES_DIR.glob("*.tosa"),
+        *(p for p in (ROOT / "tests" / "data").rglob("*.tosa") if "fuzz" not in p.parts),
+    ],
     key=lambda p: str(p),
 )
 
@@ -192,3 +196,31 @@ def test_user_text_is_never_read_as_markup(cli, tmp_path: Path) -> None:
     assert run.code == 0 and f"{good}: ok" in run.out
     run = cli("compile", str(good), "-o", str(folder / "o[i].vgf"))
     assert run.code == 0 and "o[i].vgf" in run.out
+
+
+def test_outputs_get_the_mode_a_plain_write_would(cli, tmp_path: Path) -> None:
+    import os
+    import stat
+
+    out = tmp_path / "m.vgf"
+    assert cli("compile", str(SAMPLES_DIR / "simple.tosa"), "-o", str(out), "-q").code == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+    out.chmod(0o640)
+    assert cli("compile", str(SAMPLES_DIR / "simple.tosa"), "-o", str(out), "-q").code == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+
+
+def test_a_closed_pipe_is_not_an_internal_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    vgf = tmp_path / "m.vgf"
+    exe = Path(sys.executable).parent / "vgfc"
+    subprocess.run([str(exe), "compile", str(SAMPLES_DIR / "mixed.tosa"), "-o", str(vgf), "-q"],
+                   check=True)  # fmt: skip
+    done = subprocess.run(
+        f"'{exe}' inspect --json '{vgf}' | head -c 10", shell=True, capture_output=True, text=True
+    )
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr

@@ -73,6 +73,12 @@ def handle_errors(func: F) -> F:
             sys.exit(EXIT_INTERNAL if e.kind is ErrorKind.INTERNAL else EXIT_ERROR)
         except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
             raise
+        except BrokenPipeError:
+            # The reader went away (`vgfc inspect m.vgf | head`): not an error of ours. Point
+            # stdout at nothing so that the interpreter's own flush at exit stays quiet.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_ERROR)
         except Exception as e:
             if debug:
                 raise
@@ -86,6 +92,15 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename: never a partial file."""
     target = path.resolve()
@@ -96,6 +111,9 @@ def write_atomically(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        # mkstemp creates 0600; give the file the mode a plain open() would: the existing file's,
+        # else 0666 less the umask.
+        os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -193,7 +193,29 @@ def _json(op: Operator, where: Location) -> dict[str, Any]:
         raise InputError(f"not JSON vgfc can read: {quote(str(e))}", at) from None
     if not isinstance(payload, dict):
         raise InputError(f"must be a JSON object, not {type(payload).__name__}", at)
+    _check_unicode(payload, where, "")
     return payload
+
+
+def _check_unicode(value: Any, where: Location, key: str) -> None:
+    """JSON's ``\\ud800`` escapes can spell a lone surrogate: a Python string, but not text any
+    tool downstream (glslang, the VGF encoder) can take. Refused here, at its key."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InputError(
+                f"not valid Unicode text: a lone surrogate (\\u{ord(value[e.start]):04x}) at "
+                f"character {e.start}",
+                Location(key=key or None).merged(where),
+            ) from None
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_unicode(k, where, key)
+            _check_unicode(v, where, f"{key}.{k}" if key else k)
+    elif isinstance(value, list):
+        for v in value:
+            _check_unicode(v, where, key)
 
 
 def _nesting_depth(raw: bytes) -> int:
