@@ -30,11 +30,6 @@ CORPUS = ROOT / "tests" / "data" / "fuzz"
 SAMPLES = sorted((ROOT / "samples").glob("*.tosa"))
 
 KNOWN: dict[str, tuple[type[BaseException], str]] = {
-    "int4-graph-input-message-without-file.tosa": (
-        invariant.Violation,
-        "an INT4 graph input fails with 'INT4 tensors have no Vulkan tensor format', which names "
-        "neither the file nor the tensor",
-    ),
     "identity-reshaping-emits-invalid-spirv.tosa": (
         invariant.Violation,
         "IDENTITY [38, 4] -> [38] is folded away unchecked; the VGF's graph module fails spirv-val",

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from vgfc.custom.attrs import ShaderResource
+from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import element_format
 from vgfc.ir import Graph
 from vgfc.lower.graph import GraphModule
@@ -101,7 +102,11 @@ class _Layout:
 
     def graph_view(self, tensor: str) -> _View:
         dtype = self.graph.tensors[tensor].dtype
-        return (TENSOR_ARM, element_format(dtype, tensor in self.unsigned), None)
+        try:
+            fmt = element_format(dtype, tensor in self.unsigned)
+        except VgfcError as e:  # the dtype table cannot know which file and tensor it is about
+            raise e.at(self.graph.where(), tensor=tensor) from None
+        return (TENSOR_ARM, fmt, None)
 
     def see_all(self, modules: Sequence[GraphModule | ShaderModule]) -> None:
         """Every way each value is seen, in segment order: decides resource order and alias
