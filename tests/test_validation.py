@@ -110,3 +110,21 @@ def test_log_parsing(tmp_path: Path) -> None:
     assert not emulation_layer_own(messages[0], file_has_push_constants=True)
     other = Message("VUID-VkComputePipelineCreateInfo-layout-00703", "ERROR", "descriptor 2")
     assert not emulation_layer_own(other, file_has_push_constants=False)
+
+
+def test_verify_names_the_model_not_its_temporary_vgf(monkeypatch: pytest.MonkeyPatch) -> None:
+    import vgfc.runner
+    from vgfc.numeric import random_inputs
+    from vgfc.oracle import verify_numbers
+
+    def fails(path: Path, *args: object, **kwargs: object) -> None:
+        raise VgfcError("Vulkan validation reported 1 message(s)", file=str(path))
+
+    monkeypatch.setattr(vgfc.runner, "run_vgf", fails)
+    model = SAMPLES_DIR / "mixed.tosa"
+    result = compile_model(model)
+    assert result.graph is not None
+    inputs = random_inputs(result.graph)
+    with pytest.raises(VgfcError) as err:
+        verify_numbers(model, result, inputs, against="expected", expected={"x": inputs["input-0"]})
+    assert str(err.value).startswith(f"{model}: Vulkan validation")

@@ -9,6 +9,7 @@ run vgfc's VGF with the same inputs and compare every output.
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vgfc.compiler import Compilation
-from vgfc.diagnostics import InputError
+from vgfc.diagnostics import InputError, VgfcError
 from vgfc.ir import Array, Graph
 from vgfc.partition import PartitionKind
 
@@ -113,7 +114,11 @@ def verify_numbers(
     with tempfile.TemporaryDirectory(prefix="vgfc-verify-") as tmp:
         path = Path(tmp) / "model.vgf"
         path.write_bytes(vgf)
-        outputs = run_vgf(
-            path, [inputs[n] for n in graph.inputs], pushes, validate=validate, device=device
-        )
+        try:
+            outputs = run_vgf(
+                path, [inputs[n] for n in graph.inputs], pushes, validate=validate, device=device
+            )
+        except VgfcError as e:  # the file is a temporary one: name the model the user gave
+            e.location = dataclasses.replace(e.location, file=str(model))
+            raise e.at() from None
     return Verdict(oracle, tuple(compare(outputs, want, atol, rtol)))

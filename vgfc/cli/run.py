@@ -14,7 +14,7 @@ from typing import Any
 import click
 import numpy as np
 
-from vgfc.cli.support import handle_errors, write_atomically
+from vgfc.cli.support import handle_errors, run_options, write_atomically
 from vgfc.diagnostics import InputError
 from vgfc.ir import Array
 
@@ -92,20 +92,7 @@ def read_push_data(path: str) -> bytes:
     type=click.Path(file_okay=False, path_type=Path),
     help="Keep the scenario and its files in this folder.",
 )
-@click.option(
-    "--validate",
-    is_flag=True,
-    help="Run the Khronos validation layer below the emulation layers; any message it "
-    "reports fails the run (needs apt-get install vulkan-validationlayers).",
-)
-@click.option(
-    "--device",
-    type=click.Choice(["cpu", "gpu", "auto"]),
-    default="cpu",
-    show_default=True,
-    help="cpu: lavapipe. gpu: the machine's Vulkan GPU driver (under the same emulation "
-    "layers). auto: the GPU when the machine has one.",
-)
+@run_options
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the outputs.")
 @handle_errors
 def run(

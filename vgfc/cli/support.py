@@ -33,6 +33,7 @@ __all__ = [
     "handle_errors",
     "model_argument",
     "print_diagnostic",
+    "run_options",
     "shader_options",
     "stderr_console",
     "write_atomically",
@@ -155,6 +156,25 @@ def compile_options(
         defines=tuple(pairs),
         timeout=shader_timeout,
     )
+
+
+def run_options(func: F) -> F:
+    """``--validate`` and ``--device``: how ``run`` and ``verify`` execute a VGF."""
+    func = click.option(
+        "--device",
+        type=click.Choice(["cpu", "gpu", "auto"]),
+        default="cpu",
+        show_default=True,
+        help="cpu: lavapipe. gpu: the machine's Vulkan GPU driver (under the same emulation "
+        "layers). auto: the GPU when the machine has one.",
+    )(func)
+    func = click.option(
+        "--validate",
+        is_flag=True,
+        help="Run the Khronos validation layer below the emulation layers; any message it "
+        "reports fails the run (needs apt-get install vulkan-validationlayers).",
+    )(func)
+    return func
 
 
 def shader_options(func: F) -> F:

@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vgfc.cli.support import escape, handle_errors
+from vgfc.cli.support import escape, handle_errors, run_options
 from vgfc.diagnostics import InputError
 
 __all__ = ["verify"]
@@ -58,20 +58,7 @@ __all__ = ["verify"]
     help="Absolute tolerance (default by element type: 1e-5 fp32, 2e-3 fp16, 2e-2 bf16).",
 )
 @click.option("--rtol", type=float, help="Relative tolerance (defaults as for --atol).")
-@click.option(
-    "--validate",
-    is_flag=True,
-    help="Run the Khronos validation layer below the emulation layers; any message it "
-    "reports fails the run (needs apt-get install vulkan-validationlayers).",
-)
-@click.option(
-    "--device",
-    type=click.Choice(["cpu", "gpu", "auto"]),
-    default="cpu",
-    show_default=True,
-    help="cpu: lavapipe. gpu: the machine's Vulkan GPU driver (under the same emulation "
-    "layers). auto: the GPU when the machine has one.",
-)
+@run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @handle_errors
 def verify(

@@ -193,22 +193,13 @@ def _module(dec: Any, i: int) -> vgf.Module:
     entry = _text(f"the entry point of {what}", dec.getModuleEntryPoint, i)
     if dec.hasSPIRVCode(i):
         return vgf.Module(kind, name, entry, spirv=bytes(dec.getSPIRVModuleCode(i)))
-    if dec.isGLSL(i):
-        return vgf.Module(
-            kind,
-            name,
-            entry,
-            source=_text(f"the source of {what}", dec.getGLSLModuleCode, i),
-            language="GLSL",
-        )
-    if dec.isHLSL(i):
-        return vgf.Module(
-            kind,
-            name,
-            entry,
-            source=_text(f"the source of {what}", dec.getHLSLModuleCode, i),
-            language="HLSL",
-        )
+    for language, is_language, read in (
+        ("GLSL", dec.isGLSL, dec.getGLSLModuleCode),
+        ("HLSL", dec.isHLSL, dec.getHLSLModuleCode),
+    ):
+        if is_language(i):
+            source = _text(f"the source of {what}", read, i)
+            return vgf.Module(kind, name, entry, source=source, language=language)
     return vgf.Module(kind, name, entry)
 
 
