@@ -92,6 +92,13 @@ class Operator:
     shader: ShaderSpec | None = field(default=None, compare=False, repr=False)
     """What the resolve stage bound a custom op to: the shader that runs it. ``None`` for
     built-in ops and for custom ops not resolved (yet)."""
+    source_index: int | None = None
+    """The op's index in the file when resolve renumbered the graph (it expanded a composed
+    op or inserted conversions); ``None`` while ``index`` is that index. An op vgfc added
+    carries the index of the custom op it was added for."""
+    inserted: str | None = None
+    """Why vgfc added this op (``expanded from ...``, ``inserted by kernel selection ...``);
+    ``None`` for an op of the file."""
 
     @property
     def custom_name(self) -> str | None:
@@ -121,16 +128,23 @@ class Operator:
         """The location of this operator, for diagnostics."""
         return Location(
             file=file,
-            op_index=self.index,
+            op_index=self.file_index,
             op=self.op,
             name=self.custom_name,
             domain=self.domain,
         )
 
+    @property
+    def file_index(self) -> int:
+        """The index of this op (or of the custom op it was added for) in the file."""
+        return self.index if self.source_index is None else self.source_index
+
     def label(self) -> str:
-        """``#3 CUSTOM 'blur'`` for tables and reports."""
+        """``#3 CUSTOM 'blur'`` for tables and reports; ``#3 CAST (inserted by ...)`` for an
+        op vgfc added for custom op #3."""
         name = self.custom_name
-        return f"#{self.index} {self.op}" + (f" '{name}'" if name else "")
+        text = f"#{self.file_index} {self.op}" + (f" '{name}'" if name else "")
+        return f"{text} ({self.inserted})" if self.inserted else text
 
 
 @dataclass(frozen=True, slots=True)

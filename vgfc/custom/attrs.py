@@ -123,6 +123,13 @@ class ShaderSpec:
     push_constants: tuple[PushConstant, ...]
     inputs: tuple[ShaderResource, ...]
     outputs: tuple[ShaderResource, ...]
+    defines: tuple[tuple[str, str], ...] = ()
+    """Preprocessor macros for this op's compile (kernel library parameters), before the
+    command line's own."""
+    include_dirs: tuple[str, ...] = ()
+    """Folders searched for ``#include`` (a kernel library's), before the command line's."""
+    source_file: str | None = None
+    """The file the code came from (a kernel library shader), for diagnostics."""
 
     @property
     def resources(self) -> tuple[ShaderResource, ...]:

@@ -10,6 +10,7 @@ dispatch shape (workgroup counts) and the push-constant ranges.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from vgfc.custom.attrs import ShaderResource, ShaderSpec
@@ -79,6 +80,12 @@ def _binary(spec: ShaderSpec, options: CompileOptions) -> bytes | None:
         return spec.spirv
     if spec.language is None or spec.code is None:
         return None
+    if spec.defines or spec.include_dirs:
+        options = dataclasses.replace(
+            options,
+            defines=spec.defines + options.defines,
+            include_dirs=spec.include_dirs + options.include_dirs,
+        )
     return compile_shader(spec.code, Language(spec.language), spec.entry_point, options)
 
 
