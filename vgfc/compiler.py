@@ -27,6 +27,7 @@ from vgfc.shader.glslang import CompileOptions
 from vgfc.vgf.model import Model
 
 if TYPE_CHECKING:
+    from vgfc.kernels import Library
     from vgfc.lower import LoweredModule
 
 __all__ = ["STAGES", "Compilation", "Options", "compile_model"]
@@ -47,6 +48,11 @@ class Options:
     target: str = "scenario-runner"
     """The runtime the VGF is for (:data:`vgfc.vgf.profiles.TARGETS`); its rules are checked
     in the layout stage."""
+    libraries: tuple[Library, ...] = ()
+    """Kernel libraries (``--kernels``) for custom ops that carry no shader, searched in order."""
+    auto_convert: bool = True
+    """Let kernel selection insert CAST/TRANSPOSE/PAD/SLICE around a custom op; off, a kernel
+    that needs one is an error (``--no-auto-convert``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +73,8 @@ class Compilation:
     """Warnings, and with ``keep_going`` the errors, in pipeline order."""
     timings: tuple[tuple[str, float], ...] = ()
     """(stage, seconds) in pipeline order."""
+    kernels: tuple[tuple[int, str, str], ...] = ()
+    """(op index, library entry, kernel or ``compose``) for each op a kernel library bound."""
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -179,10 +187,22 @@ def _pipeline(
     order = run("verify", lambda: verify(graph))
     if done("verify"):
         return
-    resolution = run("resolve", lambda: resolve(graph, keep_going=run.keep_going))
+    resolution = run(
+        "resolve",
+        lambda: resolve(
+            graph,
+            keep_going=run.keep_going,
+            libraries=options.libraries,
+            auto_convert=options.auto_convert,
+        ),
+    )
     run.diagnostics.extend(resolution.diagnostics)
     graph = resolution.graph
-    run.keep(graph=graph)
+    run.keep(graph=graph, kernels=resolution.kernels)
+    if resolution.renumbered:
+        from vgfc.verify import topological_order
+
+        order = tuple(op.index for op in topological_order(graph))
     if done("resolve"):
         return
     plan = run("partition", lambda: partition(graph, order))

@@ -11,7 +11,7 @@ from vgfc.schema import load_schema
 if TYPE_CHECKING:
     from vgfc.compiler import Compilation
 
-__all__ = ["compile_report", "load_schema", "partition_json", "summarize_ops"]
+__all__ = ["compile_report", "kernel_lines", "load_schema", "partition_json", "summarize_ops"]
 
 PARTITION_FORMAT = "vgfc.partition/1"
 
@@ -65,7 +65,27 @@ def _op_json(graph: Graph, index: int) -> dict[str, Any]:
     if op.custom_name is not None:
         out["name"] = op.custom_name
         out["domain"] = op.domain
+    if op.source_index is not None:
+        out["source_index"] = op.source_index
+    if op.inserted is not None:
+        out["inserted"] = op.inserted
     return out
+
+
+def kernel_lines(c: Compilation) -> list[str]:
+    """One line per custom op a kernel library bound and per op vgfc added, for terminals."""
+    graph = c.graph
+    if graph is None:
+        return []
+    lines = []
+    for index, entry, kernel in c.kernels:
+        op = graph.operators[index]
+        how = "expanded into built-ins" if kernel == "compose" else f"kernel '{kernel}'"
+        lines.append(f"op #{op.file_index} {entry}: {how}")
+    for op in graph.operators:
+        if op.inserted is not None and op.inserted.startswith("inserted"):
+            lines.append(f"  {op.label()}")
+    return lines
 
 
 REPORT_FORMAT = "vgfc.report/2"
@@ -123,6 +143,20 @@ def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
         "vgf": file_json,
         "bindings": dict(c.bindings),
         "shaders": shaders,
+        "kernels": [
+            {
+                "op": i,
+                "source_index": graph.operators[i].file_index,
+                "entry": entry,
+                "kernel": kernel,
+            }
+            for i, entry, kernel in c.kernels
+        ],
+        "inserted": [
+            {"op": op.index, "source_index": op.file_index, "kind": op.op, "why": op.inserted}
+            for op in graph.operators
+            if op.inserted is not None
+        ],
         "warnings": [d.as_dict() for d in c.warnings],
         "timings": {name: round(seconds, 6) for name, seconds in c.timings},
     }

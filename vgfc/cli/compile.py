@@ -11,6 +11,8 @@ from vgfc.cli.support import (
     compile_options,
     escape,
     handle_errors,
+    kernel_options,
+    load_kernels,
     model_argument,
     print_diagnostic,
     shader_options,
@@ -44,6 +46,7 @@ __all__ = ["compile_command"]
 )
 @target_option
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@kernel_options
 @shader_options
 @handle_errors
 def compile_command(
@@ -53,6 +56,8 @@ def compile_command(
     keep_source: bool,
     target: str,
     quiet: bool,
+    kernels: tuple[str, ...],
+    no_auto_convert: bool,
     include_dirs: tuple[Path, ...],
     defines: tuple[str, ...],
     target_env: str,
@@ -69,10 +74,16 @@ def compile_command(
 
     from vgfc.cli.tables import word_table
     from vgfc.compiler import Options, compile_model
-    from vgfc.report import compile_report, summarize_ops
+    from vgfc.report import compile_report, kernel_lines, summarize_ops
 
     output = output or model.with_suffix(".vgf")
-    options = Options(compile_options(include_dirs, defines, target_env), keep_source, target)
+    options = Options(
+        compile_options(include_dirs, defines, target_env),
+        keep_source,
+        target,
+        libraries=load_kernels(kernels),
+        auto_convert=not no_auto_convert,
+    )
     console = stderr_console()
     if quiet or not console.is_terminal:
         result = compile_model(model, options)
@@ -112,6 +123,8 @@ def compile_command(
     columns = ("#", "type", "module", "code", "operators", "dispatch", "push")
     title = escape(f"{output}: {len(result.vgf)} bytes")
     out.print(word_table(title, columns, rows, out.width))
+    for line in kernel_lines(result):
+        out.print(escape(line))
     timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.timings)
     out.print(
         f"{len(vgf.segments)} segments, {len(vgf.resources)} resources, "

@@ -31,6 +31,8 @@ __all__ = [
     "emit",
     "escape",
     "handle_errors",
+    "kernel_options",
+    "load_kernels",
     "model_argument",
     "print_diagnostic",
     "run_options",
@@ -225,6 +227,36 @@ def shader_options(func: F) -> F:
         help="Directory searched by #include in shaders (repeatable).",
     )(func)
     return func
+
+
+def kernel_options(func: F) -> F:
+    """``--kernels`` and ``--no-auto-convert``: how custom ops without a shader are bound."""
+    func = click.option(
+        "--no-auto-convert",
+        "no_auto_convert",
+        is_flag=True,
+        help="Refuse a kernel that needs its operands converted (CAST, TRANSPOSE, channel "
+        "padding) instead of inserting the conversions.",
+    )(func)
+    func = click.option(
+        "--kernels",
+        "kernels",
+        multiple=True,
+        metavar="LIB",
+        help="Kernel library for custom ops that carry no shader: a YAML file "
+        "(schemas/kernel_library.schema.json) or a bundled one by name (mediapipe). "
+        "Repeatable; the first library with an entry for an op wins.",
+    )(func)
+    return func
+
+
+def load_kernels(kernels: tuple[str, ...]) -> tuple[Any, ...]:
+    """The libraries of ``--kernels`` (``vgfc.kernels.Library``), read and checked."""
+    if not kernels:
+        return ()
+    from vgfc.kernels import load_libraries
+
+    return load_libraries(kernels)
 
 
 model_argument = click.argument(

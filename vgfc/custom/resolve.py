@@ -1,13 +1,21 @@
-"""Resolve custom operators: every CUSTOM op of a graph becomes a typed, checked shader op.
+"""Resolve custom operators: every CUSTOM op of a graph becomes a typed, checked shader op, or
+the built-in operators it is composed of.
 
-The stage between verify and partition. For each CUSTOM op it finds what the op *is* and binds
-it, returning a new :class:`~vgfc.ir.Graph` whose custom ops carry their
-:class:`~vgfc.custom.attrs.ShaderSpec` (``Operator.shader``):
+The stage between verify and partition. For each CUSTOM op it finds what the op *is*:
 
-* a ``com.arm.VulkanCustomShader`` op is parsed from its ``implementation_attrs``
+* a ``com.arm.VulkanCustomShader`` op with shader code is parsed from its ``implementation_attrs``
   (:mod:`vgfc.custom.attrs`) and held to the resource layout contract (:mod:`vgfc.custom.contract`);
-* any other domain is refused with a clear error. This is where custom operators of other
-  frameworks are bound to kernels from a library, or expanded into built-in operators.
+* any other op (any domain, or an Arm op without code) is looked up by domain and operator name in
+  the kernel libraries given with ``--kernels`` (:mod:`vgfc.kernels`): its entry either expands
+  it into TOSA built-ins, or selects a shader kernel and puts the CAST/TRANSPOSE/PAD/SLICE
+  conversions the kernel needs around it (:mod:`vgfc.kernels.bind`);
+* a custom op that no library knows is refused with a clear error.
+
+When anything was expanded or inserted the graph is renumbered: ``Operator.index`` is the
+position in the new graph and ``source_index`` the op of the file each one came from, so
+diagnostics still name the op the user wrote. Conversions that undo each other between two bound
+ops (a TRANSPOSE back to NCHW straight into a TRANSPOSE to NHWC; a widening CAST and the
+narrowing one after it) are dropped.
 
 Nothing is compiled here: shaders are compiled when their partition is lowered
 (:mod:`vgfc.lower.shader`). With ``keep_going`` each op's first error is collected and the next op
@@ -17,12 +25,17 @@ resolved, so one ``vgfc check`` run reports every broken op.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from vgfc.custom.attrs import ShaderSpec, parse_shader_spec
 from vgfc.custom.contract import check_contract
 from vgfc.diagnostics import Diagnostic, UnsupportedError, VgfcError, did_you_mean
-from vgfc.ir import CUSTOM_SHADER_DOMAIN, Graph, Operator
+from vgfc.ir import CUSTOM_SHADER_DOMAIN, Graph, Operator, Tensor
+
+if TYPE_CHECKING:
+    from vgfc.kernels.library import Library
 
 __all__ = ["Resolution", "resolve"]
 
@@ -37,44 +50,154 @@ class Resolution:
     """With ``keep_going``: the first error of each op that failed."""
     failed: frozenset[int] = frozenset()
     """Indices of the ops that failed (with ``keep_going``); they keep no shader."""
+    renumbered: bool = False
+    """True when ops were expanded, inserted or dropped: indices are new positions and the
+    caller must recompute the dependency order."""
+    kernels: tuple[tuple[int, str, str], ...] = ()
+    """(op index, library entry, kernel or ``compose``) for every op a library bound."""
 
 
-def resolve(graph: Graph, *, keep_going: bool = False) -> Resolution:
-    """Bind every CUSTOM op of ``graph``. Raises the first :class:`VgfcError` unless
-    ``keep_going``."""
-    operators: list[Operator] = []
+def resolve(
+    graph: Graph,
+    *,
+    keep_going: bool = False,
+    libraries: Sequence[Library] = (),
+    auto_convert: bool = True,
+) -> Resolution:
+    """Bind every CUSTOM op of ``graph`` (with ``libraries`` searched in order, the first entry
+    for an op wins). Raises the first :class:`VgfcError` unless ``keep_going``."""
+    groups: list[tuple[Operator, ...]] = []
+    tensors: dict[str, Tensor] = {}
     diagnostics: list[Diagnostic] = []
-    failed: set[int] = set()
+    failed: list[int] = []  # positions in ``groups``
+    bound_by: dict[int, tuple[str, str]] = {}
+    changed = False
     for op in graph.operators:
         if op.op != "CUSTOM":
-            operators.append(op)
+            groups.append((op,))
             continue
         try:
-            spec = _bind(op, graph)
+            spec, binding = _bind(op, graph, libraries, auto_convert)
         except VgfcError as e:
             if not keep_going:
                 raise
             diagnostics.append(e.diagnostic)
-            failed.add(op.index)
-            operators.append(op)
+            failed.append(len(groups))
+            groups.append((op,))
             continue
-        operators.append(dataclasses.replace(op, shader=spec))
-    bound = dataclasses.replace(graph, operators=tuple(operators))
-    return Resolution(bound, tuple(diagnostics), frozenset(failed))
+        if binding is None:
+            groups.append((dataclasses.replace(op, shader=spec),))
+            continue
+        bound_by[len(groups)] = (binding.entry, binding.kernel or "compose")
+        groups.append(binding.operators)
+        tensors.update(binding.tensors)
+        changed = changed or len(binding.operators) != 1
+    if not changed:
+        operators = tuple(g[0] for g in groups)
+        bound = dataclasses.replace(graph, operators=operators)
+        kernels = tuple((operators[i].index, e, k) for i, (e, k) in bound_by.items())
+        failed_ops = frozenset(operators[i].index for i in failed)
+        return Resolution(bound, tuple(diagnostics), failed_ops, False, kernels)
+    return _renumbered(graph, groups, tensors, diagnostics, failed, bound_by)
 
 
-def _bind(op: Operator, graph: Graph) -> ShaderSpec:
-    if op.domain != CUSTOM_SHADER_DOMAIN:
-        domain = op.domain or ""
-        raise UnsupportedError(
-            f"custom domain '{domain}' is not supported: vgfc compiles "
-            f"{CUSTOM_SHADER_DOMAIN} operators{did_you_mean(domain, [CUSTOM_SHADER_DOMAIN])}",
-            op.where(graph.source),
+def _renumbered(
+    graph: Graph,
+    groups: list[tuple[Operator, ...]],
+    tensors: dict[str, Tensor],
+    diagnostics: list[Diagnostic],
+    failed: list[int],
+    bound_by: dict[int, tuple[str, str]],
+) -> Resolution:
+    from vgfc.kernels.convert import cancel_inverse_pairs
+
+    flat: list[Operator] = []
+    failed_ops: set[int] = set()
+    kernels: list[tuple[int, str, str]] = []
+    recorded: set[int] = set()
+    failed_groups = set(failed)
+    all_tensors = {**graph.tensors, **tensors}
+    kept = cancel_inverse_pairs(
+        [op for g in groups for op in g], all_tensors, frozenset(graph.outputs)
+    )
+    keep_ids = {id(op): op for op in kept}
+    for g, ops in enumerate(groups):
+        for op in ops:
+            current = keep_ids.get(id(op))
+            if current is None:
+                continue
+            position = len(flat)
+            if g in failed_groups:
+                failed_ops.add(position)
+            composed = g in bound_by and bound_by[g][1] == "compose"
+            if g in bound_by and (current.shader is not None or composed) and g not in recorded:
+                kernels.append((position, *bound_by[g]))
+                recorded.add(g)
+            flat.append(
+                dataclasses.replace(
+                    current,
+                    index=position,
+                    source_index=current.file_index,
+                )
+            )
+    used = {n for op in flat for n in (*op.inputs, *op.outputs)}
+    used.update(graph.inputs, graph.outputs)
+    tensor_table = {n: t for n, t in all_tensors.items() if n in used or n in graph.tensors}
+    bound = dataclasses.replace(graph, operators=tuple(flat), tensors=tensor_table)
+    return Resolution(bound, tuple(diagnostics), frozenset(failed_ops), True, tuple(kernels))
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    operators: tuple[Operator, ...]
+    tensors: dict[str, Tensor]
+    entry: str
+    kernel: str | None
+
+
+def _bind(
+    op: Operator, graph: Graph, libraries: Sequence[Library], auto_convert: bool
+) -> tuple[ShaderSpec | None, _Bound | None]:
+    domain = op.domain or ""
+    name = op.custom_name or ""
+    entry = next((e for lib in libraries if (e := lib.find(domain, name)) is not None), None)
+    if domain == CUSTOM_SHADER_DOMAIN:
+        spec = parse_shader_spec(op, graph)
+        if spec.language is not None or entry is None:
+            check_contract(spec, op, graph)
+            _check_operands(op, graph)
+            return spec, None
+    if entry is None:
+        raise UnsupportedError(_unknown(domain, name, libraries), op.where(graph.source))
+    from vgfc.kernels.bind import bind_op
+
+    binding = bind_op(op, graph, entry, auto_convert=auto_convert)
+    after = dataclasses.replace(graph, tensors={**graph.tensors, **binding.tensors})
+    for added in binding.operators:
+        if added.shader is not None:
+            check_contract(added.shader, added, after)
+            _check_operands(added, after)
+    return None, _Bound(binding.operators, dict(binding.tensors), entry.label, binding.kernel)
+
+
+def _unknown(domain: str, name: str, libraries: Sequence[Library]) -> str:
+    if not libraries:
+        hint = (
+            "; vgfc ships a library for MediaPipe's TFLite custom ops: --kernels mediapipe"
+            if domain == "TFL"
+            else ""
         )
-    spec = parse_shader_spec(op, graph)
-    check_contract(spec, op, graph)
-    _check_operands(op, graph)
-    return spec
+        return (
+            f"no kernel for custom operator {domain}/{name}: vgfc compiles "
+            f"{CUSTOM_SHADER_DOMAIN} operators with shader code, and others through a kernel "
+            f"library given with --kernels FILE{hint}"
+        )
+    known = [f"{e.domain}/{e.name}" for lib in libraries for e in lib.entries.values()]
+    shown = ", ".join(lib.shown for lib in libraries)
+    return (
+        f"no kernel library entry for {domain}/{name} (searched {shown})"
+        f"{did_you_mean(f'{domain}/{name}', known)}"
+    )
 
 
 def _check_operands(op: Operator, graph: Graph) -> None:

@@ -1,0 +1,638 @@
+"""Bind one custom op to a kernel library entry: infer and check its outputs, then either expand
+its composed graph or select a kernel and put the conversions it needs around it.
+
+What comes out is a list of operators and the new tensors they use; the resolve stage splices
+them into the graph in place of the custom op (:mod:`vgfc.custom.resolve`).
+
+Selection (ExecuTorch's partial kernels): the first kernel whose ``arg_meta`` accepts every
+operand's dtype and layout as the model gives them wins. If none does, the first kernel that
+accepts them after a conversion wins, and the conversions become built-in ops around the custom
+op (PPL.NN's automatic reorder, seed 000's NCHW -> NHWC around a shader):
+
+* a dtype the kernel does not take: CAST to one it does (a float to a float first);
+* NCHW where the kernel wants NHWC (or the reverse): TRANSPOSE;
+* an image resource on C = 3 data: PAD to 4 channels before, SLICE back to 3 after.
+
+Inputs are converted before the op, results after it, in reverse order, so the op's outputs keep
+the names, dtypes and shapes the model declares. With ``auto_convert`` off a conversion is an
+error instead. When no kernel fits, the error lists each candidate and why it was passed over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vgfc.custom.attrs import ShaderResource, ShaderSpec
+from vgfc.diagnostics import InputError, Location, UnsupportedError
+from vgfc.dtypes import DType, element_format, numpy_dtype
+from vgfc.ir import Graph, Operator, Tensor
+from vgfc.kernels.expr import Expr, ExprError
+from vgfc.kernels.library import DIMENSIONS, Entry, Kernel, TensorRule
+from vgfc.kernels.params import ParamError, decode_params
+
+__all__ = ["Binding", "bind_op"]
+
+_TO_NHWC = (0, 2, 3, 1)
+_TO_NCHW = (0, 3, 1, 2)
+_IMAGES = frozenset(
+    {
+        "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
+        "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE",
+        "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
+    }
+)
+_KIND = {
+    "VK_DESCRIPTOR_TYPE_TENSOR_ARM": "tensor",
+    "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER": "buffer",
+    "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER": "buffer",
+}
+_NUMERIC = {"SINT": "SINT", "UINT": "UINT", "SFLOAT": "SFLOAT"}
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """What replaces one custom op."""
+
+    operators: tuple[Operator, ...]
+    """In dependency order; ``index`` is left to the caller (resolve renumbers)."""
+    tensors: Mapping[str, Tensor]
+    """Tensors the new operators add."""
+    kernel: str | None = None
+    """The selected kernel's name (``None`` for a composed op)."""
+    conversions: tuple[str, ...] = ()
+    """One line per inserted conversion, for the report."""
+
+
+@dataclass
+class _View:
+    """How the kernel sees one operand."""
+
+    dtype: DType
+    layout: str | None
+    pad: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def bind_op(op: Operator, graph: Graph, entry: Entry, *, auto_convert: bool = True) -> Binding:
+    """Bind ``op`` to ``entry``. Raises :class:`InputError` or :class:`UnsupportedError`."""
+    where = op.where(graph.source)
+    try:
+        params = decode_params(entry.params, _raw_attrs(op))
+    except ParamError as e:
+        raise InputError(
+            f"{e} (as {entry.where().render()} decodes {entry.params.encoding} parameters)",
+            Location(key="implementation_attrs").merged(where),
+        ) from None
+    if len(op.inputs) != len(entry.inputs) or len(op.outputs) != len(entry.outputs):
+        raise InputError(
+            f"{entry.label} takes {len(entry.inputs)} input(s) and {len(entry.outputs)} "
+            f"output(s) ({entry.where().render()}), the op has {len(op.inputs)} and "
+            f"{len(op.outputs)}",
+            where,
+        )
+    names = dict(zip(entry.operands, op.inputs + op.outputs, strict=True))
+    tensors = {n: graph.tensors[t] for n, t in names.items()}
+    for n, t in tensors.items():
+        if t.shape is None or any(d < 0 for d in t.shape):
+            raise UnsupportedError(
+                f"operand '{n}' has no static shape: kernel rules need one", where, tensor=t.name
+            )
+    scope: dict[str, Any] = {**params, **{n: t.shape for n, t in tensors.items()}}
+    _check_inferred(op, graph, entry, tensors, scope, where)
+    if entry.compose is not None:
+        return _expand(op, graph, entry, names, tensors, scope, where)
+    return _select(op, graph, entry, names, tensors, params, auto_convert, where)
+
+
+def _raw_attrs(op: Operator) -> bytes | None:
+    raw = op.attrs.get("implementation_attrs")
+    if isinstance(raw, bytes):
+        return raw
+    if isinstance(raw, np.ndarray):
+        return raw.tobytes()
+    return None
+
+
+def _evaluate_rule(
+    rule: TensorRule, tensors: Mapping[str, Tensor], scope: Mapping[str, Any]
+) -> tuple[DType | None, tuple[int, ...] | None]:
+    dtype = None
+    if rule.dtype is not None:
+        dtype = tensors[rule.dtype].dtype if rule.dtype in tensors else DType[rule.dtype]
+    shape: tuple[int, ...] | None = None
+    if isinstance(rule.shape, str):
+        shape = tensors[rule.shape].shape
+    elif rule.shape is not None:
+        shape = tuple(e.whole(scope) for e in rule.shape)
+    return dtype, shape
+
+
+def _check_inferred(
+    op: Operator,
+    graph: Graph,
+    entry: Entry,
+    tensors: Mapping[str, Tensor],
+    scope: Mapping[str, Any],
+    where: Location,
+) -> None:
+    for name, rule in entry.infer.items():
+        tensor = tensors[name]
+        at = Location(tensor=tensor.name, key=f"output '{name}'").merged(where)
+        try:
+            dtype, shape = _evaluate_rule(rule, tensors, scope)
+        except ExprError as e:
+            raise InputError(
+                f"cannot infer its shape: {e} ({entry.where().render()})", at
+            ) from None
+        if dtype is not None and dtype is not tensor.dtype:
+            raise InputError(
+                f"{entry.label} gives {dtype.value} ({entry.where().render()}), the model "
+                f"declares {tensor.dtype.value}",
+                at,
+            )
+        if shape is not None and shape != tensor.shape:
+            raise InputError(
+                f"{entry.label} infers shape {list(shape)} ({entry.where().render()}), the "
+                f"model declares {list(tensor.shape or ())}",
+                at,
+            )
+
+
+# --- Composed operators -----------------------------------------------------------------------
+
+
+def _expand(
+    op: Operator,
+    graph: Graph,
+    entry: Entry,
+    names: Mapping[str, str],
+    tensors: Mapping[str, Tensor],
+    scope: Mapping[str, Any],
+    where: Location,
+) -> Binding:
+    compose = entry.compose
+    assert compose is not None
+    fresh = _Names(graph)
+    base = op.outputs[0] if op.outputs else f"op{op.index}"
+    mapping = dict(names)
+    new: dict[str, Tensor] = {}
+    operators: list[Operator] = []
+    why = f"expanded from {entry.label}"
+    try:
+        for cname, c in compose.constants.items():
+            tname = fresh(f"{base}.{cname}")
+            mapping[cname] = tname
+            dtype = tensors[c.dtype].dtype.value if c.dtype in tensors else c.dtype
+            new[tname] = _constant(tname, dtype, c.shape, c.value, scope)
+            kind = "CONST_SHAPE" if c.dtype == "SHAPE" else "CONST"
+            operators.append(_added(op, kind, (), (tname,), {}, why))
+        for iname, rule in compose.tensors.items():
+            dtype, shape = _evaluate_rule(rule, tensors, scope)
+            if dtype is None or shape is None:
+                raise ExprError(f"intermediate '{iname}' needs both a dtype and a shape")
+            tname = fresh(f"{base}.{iname}")
+            mapping[iname] = tname
+            new[tname] = Tensor(tname, shape, dtype)
+        for o in compose.ops:
+            attrs = {k: _attr(v, scope) for k, v in o.attrs.items()}
+            operators.append(
+                _added(
+                    op,
+                    o.op,
+                    tuple(mapping[n] for n in o.inputs),
+                    tuple(mapping[n] for n in o.outputs),
+                    attrs,
+                    why,
+                )
+            )
+    except ExprError as e:
+        raise InputError(f"{e} ({entry.where().render()}: compose)", where) from None
+    every = {**graph.tensors, **new}
+    for added in operators:
+        floats = {
+            every[n].dtype.value
+            for n in (*added.inputs, *added.outputs)
+            if every[n].dtype.is_float and added.op != "CAST"
+        }
+        if len(floats) > 1:
+            raise InputError(
+                f"{entry.label} composes {added.op} over {' and '.join(sorted(floats))} values "
+                f"({entry.where().render()}: compose): TOSA takes one float type per op; give "
+                "constants the dtype of an operand (dtype: <operand name>) or CAST",
+                where,
+            )
+    return Binding(tuple(operators), new)
+
+
+def _attr(value: Any, scope: Mapping[str, Any]) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_attr(v, scope) for v in value)
+    if isinstance(value, Expr):
+        out = value.evaluate(scope)
+        if isinstance(out, float) and out.is_integer() and value.tree is not None:
+            return int(out)
+        return out
+    return value
+
+
+def _constant(
+    name: str,
+    dtype_name: str,
+    shape: tuple[Expr, ...] | None,
+    value: Expr | tuple[Expr, ...],
+    scope: Mapping[str, Any],
+) -> Tensor:
+    dtype = DType.SHAPE if dtype_name == "SHAPE" else DType[dtype_name]
+    np_type = np.dtype(np.int64) if dtype is DType.SHAPE else numpy_dtype(dtype)
+    if np_type is None:
+        raise ExprError(f"constants of {dtype_name} cannot be written")
+    exprs = value if isinstance(value, tuple) else (value,)
+    values = [v.evaluate(scope) for v in exprs]
+    flat: list[Any] = []
+    for v in values:
+        flat.extend(v if isinstance(v, tuple) else (v,))
+    dims = tuple(e.whole(scope) for e in shape) if shape is not None else (len(flat),)
+    count = math.prod(dims)
+    if len(flat) == 1 and count != 1:
+        flat = flat * count
+    if len(flat) != count:
+        raise ExprError(f"{len(flat)} values for shape {list(dims)}")
+    data = np.asarray(flat).astype(np_type).reshape(dims)
+    data.flags.writeable = False
+    return Tensor(name, dims, dtype, data=data, is_shape=dtype is DType.SHAPE)
+
+
+# --- Kernel selection -------------------------------------------------------------------------
+
+
+def _select(
+    op: Operator,
+    graph: Graph,
+    entry: Entry,
+    names: Mapping[str, str],
+    tensors: Mapping[str, Tensor],
+    params: Mapping[str, Any],
+    auto_convert: bool,
+    where: Location,
+) -> Binding:
+    rejected: list[str] = []
+    for convert in (False, True):
+        for kernel in entry.kernels:
+            views = _match(kernel, entry, tensors, convert)
+            if isinstance(views, str):
+                if not convert:
+                    rejected.append(f"{kernel.name} (line {kernel.line}): {views}")
+                continue
+            if convert and not auto_convert:
+                needed = "; ".join(n for v in views.values() for n in v.notes)
+                raise UnsupportedError(
+                    f"{kernel.name} of {entry.label} needs conversions ({needed}) and "
+                    "--no-auto-convert forbids them",
+                    where,
+                )
+            return _build(op, graph, entry, kernel, names, tensors, views, params, where)
+    lines = "; ".join(rejected)
+    raise UnsupportedError(
+        f"no kernel of {entry.label} ({entry.where().render()}) takes "
+        f"{_signature(entry, tensors)}: {lines}",
+        where,
+    )
+
+
+def _signature(entry: Entry, tensors: Mapping[str, Tensor]) -> str:
+    parts = []
+    for n in entry.operands:
+        t = tensors[n]
+        layout = f" {entry.layout}" if t.shape is not None and len(t.shape) == 4 else ""
+        parts.append(f"{n}: {t.dtype.value}{layout}")
+    return "(" + ", ".join(parts) + ")"
+
+
+def _match(
+    kernel: Kernel, entry: Entry, tensors: Mapping[str, Tensor], convert: bool
+) -> dict[str, _View] | str:
+    """Each operand's kernel view, or why the kernel does not fit."""
+    bound: dict[str, DType] = {}
+    views: dict[str, _View] = {}
+    for name in entry.operands:
+        tensor = tensors[name]
+        meta = kernel.arg_meta.get(name)
+        dtype = tensor.dtype
+        notes: list[str] = []
+        if meta is not None and meta.dtypes is not None:
+            allowed = (bound[meta.alias],) if meta.alias in bound else meta.dtypes
+            if dtype not in allowed:
+                accepted = "/".join(d.value for d in allowed)
+                if not convert:
+                    return f"'{name}' is {dtype.value}, it takes {accepted}"
+                target = _cast_target(dtype, allowed)
+                if target is None:
+                    return f"'{name}' is {dtype.value}, it takes {accepted} (no CAST converts)"
+                notes.append(f"CAST {dtype.value}->{target.value} for '{name}'")
+                dtype = target
+            if meta.alias is not None:
+                bound[meta.alias] = dtype
+        layout = entry.layout if tensor.shape is not None and len(tensor.shape) == 4 else None
+        layouts = meta.layouts if meta is not None else None
+        if layout is not None and layouts is not None and layout not in layouts:
+            if not convert:
+                return f"'{name}' is {layout}, it takes {'/'.join(layouts)}"
+            notes.append(f"TRANSPOSE {layout}->{layouts[0]} for '{name}'")
+            layout = layouts[0]
+        view = _View(dtype, layout, notes=notes)
+        resource = kernel.resources[name]
+        if resource.descriptor in _IMAGES:
+            shape = _kernel_shape(tensor.shape or (), entry.layout, view)
+            if shape and shape[-1] == 3:
+                if not convert:
+                    return f"'{name}' is an image with 3 channels, which needs padding to 4"
+                view.pad = True
+                view.notes.append(f"PAD/SLICE channels 3->4 for '{name}'")
+        views[name] = view
+    return views
+
+
+def _cast_target(dtype: DType, allowed: tuple[DType, ...]) -> DType | None:
+    """The accepted dtype a CAST turns ``dtype`` into: the same kind (float/integer) first."""
+    castable = [d for d in allowed if d is not DType.SHAPE and numpy_dtype(d) is not None]
+    same = [d for d in castable if d.is_float == dtype.is_float]
+    return (same or castable)[0] if castable else None
+
+
+def _kernel_shape(shape: tuple[int, ...], graph_layout: str, view: _View) -> tuple[int, ...]:
+    if view.layout is not None and view.layout != graph_layout:
+        perm = _TO_NHWC if view.layout == "NHWC" else _TO_NCHW
+        shape = tuple(shape[p] for p in perm)
+    if view.pad:
+        shape = (*shape[:-1], 4)
+    return shape
+
+
+def _build(
+    op: Operator,
+    graph: Graph,
+    entry: Entry,
+    kernel: Kernel,
+    names: Mapping[str, str],
+    tensors: Mapping[str, Tensor],
+    views: Mapping[str, _View],
+    params: Mapping[str, Any],
+    where: Location,
+) -> Binding:
+    fresh = _Names(graph)
+    new: dict[str, Tensor] = {}
+    before: list[Operator] = []
+    after: list[Operator] = []
+    kernel_names: dict[str, str] = {}
+    why = "inserted by kernel selection"
+    for name in entry.inputs:
+        t, view = tensors[name], views[name]
+        current = t
+        if view.dtype is not t.dtype:
+            nxt = Tensor(fresh(f"{t.name}.{view.dtype.value.lower()}"), t.shape, view.dtype)
+            note = f"{why}: {t.dtype.value}->{view.dtype.value} for '{name}'"
+            before.append(_added(op, "CAST", (current.name,), (nxt.name,), {}, note))
+            new[nxt.name], current = nxt, nxt
+        if view.layout is not None and view.layout != entry.layout:
+            perm = _TO_NHWC if view.layout == "NHWC" else _TO_NCHW
+            shape = tuple((current.shape or ())[p] for p in perm)
+            nxt = Tensor(fresh(f"{t.name}.{view.layout.lower()}"), shape, current.dtype)
+            before.append(
+                _added(
+                    op,
+                    "TRANSPOSE",
+                    (current.name,),
+                    (nxt.name,),
+                    {"perms": perm},
+                    f"{why}: {entry.layout}->{view.layout} for '{name}'",
+                )
+            )
+            new[nxt.name], current = nxt, nxt
+        if view.pad:
+            shape = current.shape or ()
+            pads = _shape_const(fresh(f"{t.name}.padding"), [0] * (2 * len(shape) - 1) + [1])
+            value = _scalar_const(fresh(f"{t.name}.pad_value"), current.dtype)
+            nxt = Tensor(fresh(f"{t.name}.c4"), (*shape[:-1], 4), current.dtype)
+            for c in (pads, value):
+                new[c.name] = c
+                before.append(
+                    _added(op, "CONST_SHAPE" if c.is_shape else "CONST", (), (c.name,), {}, why)
+                )
+            before.append(
+                _added(op, "PAD", (current.name, pads.name, value.name), (nxt.name,), {}, why)
+            )
+            new[nxt.name], current = nxt, nxt
+        kernel_names[name] = current.name
+    for name in entry.outputs:
+        t, view = tensors[name], views[name]
+        # Built from the model's output backwards: CAST, then TRANSPOSE, then SLICE.
+        current = t
+        chain: list[Operator] = []
+        if view.dtype is not t.dtype:
+            prev = Tensor(fresh(f"{t.name}.{view.dtype.value.lower()}"), t.shape, view.dtype)
+            note = f"{why}: {view.dtype.value}->{t.dtype.value} for '{name}'"
+            chain.append(_added(op, "CAST", (prev.name,), (current.name,), {}, note))
+            new[prev.name], current = prev, prev
+        if view.layout is not None and view.layout != entry.layout:
+            perm = _TO_NCHW if view.layout == "NHWC" else _TO_NHWC
+            back = _TO_NHWC if view.layout == "NHWC" else _TO_NCHW
+            shape = tuple((current.shape or ())[p] for p in back)
+            prev = Tensor(fresh(f"{t.name}.{view.layout.lower()}"), shape, current.dtype)
+            chain.append(
+                _added(
+                    op,
+                    "TRANSPOSE",
+                    (prev.name,),
+                    (current.name,),
+                    {"perms": perm},
+                    f"{why}: {view.layout}->{entry.layout} for '{name}'",
+                )
+            )
+            new[prev.name], current = prev, prev
+        if view.pad:
+            shape = current.shape or ()
+            start = _shape_const(fresh(f"{t.name}.start"), [0] * len(shape))
+            size = _shape_const(fresh(f"{t.name}.size"), list(shape))
+            prev = Tensor(fresh(f"{t.name}.c4"), (*shape[:-1], 4), current.dtype)
+            chain.append(
+                _added(op, "SLICE", (prev.name, start.name, size.name), (current.name,), {}, why)
+            )
+            for c in (start, size):
+                new[c.name] = c
+                chain.append(_added(op, "CONST_SHAPE", (), (c.name,), {}, why))
+            new[prev.name], current = prev, prev
+        kernel_names[name] = current.name
+        after.extend(reversed(chain))
+    all_tensors = {**graph.tensors, **new}
+    kernel_tensors = {n: all_tensors[kernel_names[n]] for n in entry.operands}
+    spec = _spec(op, entry, kernel, kernel_tensors, params, where)
+    bound = dataclasses.replace(
+        op,
+        inputs=tuple(kernel_names[n] for n in entry.inputs),
+        outputs=tuple(kernel_names[n] for n in entry.outputs),
+        shader=spec,
+    )
+    conversions = tuple(note for v in views.values() for note in v.notes)
+    return Binding((*before, bound, *after), new, kernel.name, conversions)
+
+
+def _spec(
+    op: Operator,
+    entry: Entry,
+    kernel: Kernel,
+    tensors: Mapping[str, Tensor],
+    params: Mapping[str, Any],
+    where: Location,
+) -> ShaderSpec:
+    scope: dict[str, Any] = {**params, **{n: t.shape for n, t in tensors.items()}}
+    first = tensors[entry.outputs[0]].shape or ()
+    if len(first) == 4:
+        scope.update(zip(DIMENSIONS, first, strict=True))
+    elif len(first) == 3:
+        scope.update(zip(DIMENSIONS[1:], first, strict=True))
+    at = Location(key=f"{entry.label} {kernel.name}").merged(where)
+    try:
+        defines = tuple(
+            (name, _define_text(e.evaluate(scope))) for name, e in kernel.shader.defines
+        )
+        sizes = kernel.global_size or kernel.workgroups or ()
+        xyz = [e.whole(scope, round_up=True) for e in sizes] + [1] * (3 - len(sizes))
+    except ExprError as e:
+        raise InputError(f"{e} ({entry.where(kernel.line).render()})", at) from None
+    if any(n < 1 for n in xyz):
+        raise InputError(
+            f"the dispatch comes out as {xyz}: every size must be at least 1 "
+            f"({entry.where(kernel.line).render()})",
+            at,
+        )
+    shader = kernel.shader
+    code: str | None = None
+    spirv: bytes | None = None
+    try:
+        if shader.language == "SPIR-V":
+            spirv = shader.path.read_bytes()
+        else:
+            code = shader.path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read {shader.path.name}: {e}", at) from None
+    resources = []
+    for role, operands in (("input", entry.inputs), ("output", entry.outputs)):
+        for i, name in enumerate(operands):
+            r = kernel.resources[name]
+            t = tensors[name]
+            resources.append(
+                ShaderResource(
+                    role=role,
+                    index=i,
+                    tensor=t.name,
+                    binding=r.binding,
+                    set=r.set,
+                    descriptor_type=r.descriptor,
+                    format=r.format or _format(t, r.descriptor, at),
+                    kind=_KIND.get(r.descriptor, "image"),
+                )
+            )
+    counts = tuple(xyz) if kernel.workgroups is not None else None
+    size = tuple(xyz) if kernel.global_size is not None else None
+    return ShaderSpec(
+        name=op.custom_name or entry.name,
+        entry_point=shader.entry_point,
+        workgroup_counts=counts,  # type: ignore[arg-type]
+        global_size=size,  # type: ignore[arg-type]
+        language=shader.language,
+        code=code,
+        spirv=spirv,
+        push_constants=(),
+        inputs=tuple(r for r in resources if r.role == "input"),
+        outputs=tuple(r for r in resources if r.role == "output"),
+        defines=defines,
+        include_dirs=tuple(str(d) for d in shader.include_dirs),
+        source_file=str(shader.path),
+    )
+
+
+def _define_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        text = repr(value)
+        return text if any(c in text for c in ".en") else text + ".0"
+    if isinstance(value, tuple):
+        return ", ".join(_define_text(v) for v in value)
+    return str(value)
+
+
+def _format(tensor: Tensor, descriptor: str, at: Location) -> str:
+    try:
+        scalar = element_format(tensor.dtype)
+    except UnsupportedError as e:
+        raise UnsupportedError(str(e.diagnostic.message), at) from None
+    if descriptor not in _IMAGES:
+        return scalar
+    channels = (tensor.shape or (1,))[-1]
+    # VK_FORMAT_R32_SFLOAT -> VK_FORMAT_R32G32B32A32_SFLOAT for C = 4.
+    _, _, rest = scalar.partition("VK_FORMAT_R")
+    bits, _, numeric = rest.partition("_")
+    if channels not in (1, 2, 4) or not bits.isdigit():
+        return scalar  # the contract check says what is wrong
+    return "VK_FORMAT_" + "".join(f"{c}{bits}" for c in "RGBA"[:channels]) + f"_{numeric}"
+
+
+# --- Helpers ----------------------------------------------------------------------------------
+
+
+class _Names:
+    """Fresh tensor names: the wanted one, else with a number after it."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.taken = set(graph.tensors)
+
+    def __call__(self, wanted: str) -> str:
+        name, n = wanted, 1
+        while name in self.taken:
+            n += 1
+            name = f"{wanted}.{n}"
+        self.taken.add(name)
+        return name
+
+
+def _added(
+    op: Operator,
+    kind: str,
+    inputs: tuple[str, ...],
+    outputs: tuple[str, ...],
+    attrs: Mapping[str, Any],
+    why: str,
+) -> Operator:
+    from types import MappingProxyType
+
+    return Operator(
+        index=op.index,
+        op=kind,
+        inputs=inputs,
+        outputs=outputs,
+        attrs=MappingProxyType(dict(attrs)),
+        location_text=op.location_text,
+        source_index=op.file_index,
+        inserted=why,
+    )
+
+
+def _shape_const(name: str, values: list[int]) -> Tensor:
+    data = np.asarray(values, dtype=np.int64)
+    data.flags.writeable = False
+    return Tensor(name, (len(values),), DType.SHAPE, data=data, is_shape=True)
+
+
+def _scalar_const(name: str, dtype: DType) -> Tensor:
+    np_type = numpy_dtype(dtype)
+    assert np_type is not None
+    data = np.zeros((1,), dtype=np_type)
+    data.flags.writeable = False
+    return Tensor(name, (1,), dtype, data=data)

@@ -1,0 +1,228 @@
+"""Expressions of a kernel library: shape rules, dispatch sizes, defines and composed attributes.
+
+A library writes small arithmetic over an op's dimensions and parameters, e.g. ``[W, H, C / 4]``
+or ``(H - 1) * stride_h + kernel_h``. Python's own ``eval`` would run anything a library file
+says, so expressions are parsed with :mod:`ast` and only a small language is accepted:
+
+* numbers, strings (to compare with enum parameters), names, and ``name[i]`` for one element of
+  a list (an operand's shape, a list parameter);
+* ``+ - * / // % **``, unary ``-``, comparisons, ``and``/``or``/``not``, ``a if c else b``;
+* the functions ``min``, ``max``, ``abs``, ``ceil``, ``floor``, ``round`` and ``len``.
+
+``/`` is true division. Where a whole number is needed (a shape, a dispatch size) the caller
+decides how a fraction is taken: dispatch sizes round up so that every element is covered, a
+shape must come out whole or it is an error.
+
+Every name is checked when the library is loaded (:meth:`Expr.names` against what the entry
+defines), so a rule over an unknown dimension fails before any model is read.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Expr", "ExprError", "Value"]
+
+Value = Any
+"""What an expression yields: an int, float, bool, str or a tuple of them."""
+
+
+class ExprError(ValueError):
+    """An expression that does not parse or cannot be evaluated; the message says why."""
+
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "ceil": math.ceil,
+    "floor": math.floor,
+    "round": round,
+    "len": len,
+}
+_MAX_LENGTH = 500
+_MAX_POWER = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """A parsed expression, or a plain number / string written as such in the library."""
+
+    text: str
+    tree: ast.expr | None
+    """``None`` for a literal (``value`` holds it)."""
+    value: Value = None
+
+    @classmethod
+    def parse(cls, source: object) -> Expr:
+        """An expression from a library value: a number or bool stays itself, a string is
+        parsed. Raises :class:`ExprError`."""
+        if isinstance(source, bool | int | float):
+            return cls(str(source), None, source)
+        if not isinstance(source, str):
+            raise ExprError(f"expected a number or an expression, got {type(source).__name__}")
+        if len(source) > _MAX_LENGTH:
+            raise ExprError(f"longer than the {_MAX_LENGTH} characters an expression may have")
+        try:
+            tree = ast.parse(source.strip(), mode="eval").body
+        except SyntaxError as e:
+            raise ExprError(f"'{source}' is not an expression: {e.msg}") from None
+        _check(tree, source)
+        return cls(source, tree)
+
+    def names(self) -> frozenset[str]:
+        """Every variable the expression reads (not function names)."""
+        if self.tree is None:
+            return frozenset()
+        called = {id(n.func) for n in ast.walk(self.tree) if isinstance(n, ast.Call)}
+        return frozenset(
+            n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and id(n) not in called
+        )
+
+    def evaluate(self, scope: Mapping[str, Value]) -> Value:
+        """The value under ``scope``. Raises :class:`ExprError`."""
+        if self.tree is None:
+            return self.value
+        try:
+            return _eval(self.tree, scope)
+        except ExprError as e:
+            raise ExprError(f"'{self.text}': {e}") from None
+        except ZeroDivisionError:
+            raise ExprError(f"'{self.text}' divides by zero") from None
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ExprError(f"'{self.text}' cannot be evaluated: {e}") from None
+
+    def whole(self, scope: Mapping[str, Value], *, round_up: bool = False) -> int:
+        """The value as an integer: fractions are rounded up with ``round_up``, an error
+        otherwise."""
+        value = self.evaluate(scope)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ExprError(f"'{self.text}' gives {value!r}, not a number")
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise ExprError(f"'{self.text}' gives {value}")
+            if round_up:
+                return math.ceil(value)
+            if not value.is_integer():
+                raise ExprError(f"'{self.text}' gives {value:g}, not a whole number")
+        return int(value)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _check(tree: ast.expr, source: str) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS:
+                raise ExprError(
+                    f"'{source}' calls something other than {', '.join(sorted(_FUNCTIONS))}"
+                )
+            if node.keywords:
+                raise ExprError(f"'{source}': functions take no keyword arguments")
+        elif isinstance(node, ast.Subscript):
+            if not isinstance(node.value, ast.Name):
+                raise ExprError(f"'{source}': only a name can be indexed, as in in0[1]")
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, complex | bytes) or node.value is None:
+                raise ExprError(f"'{source}': {node.value!r} is not a number or a string")
+        elif not isinstance(
+            node,
+            ast.BinOp
+            | ast.UnaryOp
+            | ast.BoolOp
+            | ast.Compare
+            | ast.IfExp
+            | ast.Name
+            | ast.Load
+            | ast.operator
+            | ast.unaryop
+            | ast.boolop
+            | ast.cmpop
+            | ast.Tuple
+            | ast.List,
+        ):
+            raise ExprError(f"'{source}': {type(node).__name__} is not allowed in an expression")
+        if isinstance(node, ast.BinOp) and type(node.op) not in _BINARY:
+            raise ExprError(f"'{source}': the operator {type(node.op).__name__} is not allowed")
+
+
+def _eval(node: ast.expr, scope: Mapping[str, Value]) -> Value:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in scope:
+            known = ", ".join(sorted(scope)) or "none"
+            raise ExprError(f"unknown name '{node.id}' (known: {known})")
+        return scope[node.id]
+    if isinstance(node, ast.Subscript):
+        base = _eval(node.value, scope)
+        index = _eval(node.slice, scope)
+        if not isinstance(base, tuple | list):
+            raise ExprError(f"'{ast.unparse(node.value)}' is not a list")
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ExprError(f"index {index!r} is not an integer")
+        if not -len(base) <= index < len(base):
+            raise ExprError(
+                f"index {index} is out of range: '{ast.unparse(node.value)}' has "
+                f"{len(base)} elements"
+            )
+        return base[index]
+    if isinstance(node, ast.BinOp):
+        left, right = _eval(node.left, scope), _eval(node.right, scope)
+        if isinstance(node.op, ast.Pow) and isinstance(right, int | float) and right > _MAX_POWER:
+            raise ExprError(f"a power above {_MAX_POWER} is not allowed")
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp):
+        value = _eval(node.operand, scope)
+        if isinstance(node.op, ast.Not):
+            return not value
+        if isinstance(node.op, ast.USub):
+            return -value
+        if isinstance(node.op, ast.UAdd):
+            return +value
+        raise ExprError(f"the operator {type(node.op).__name__} is not allowed")
+    if isinstance(node, ast.BoolOp):
+        values = [_eval(v, scope) for v in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, scope)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = _eval(right_node, scope)
+            compare = _COMPARE.get(type(op))
+            if compare is None:
+                raise ExprError(f"the comparison {type(op).__name__} is not allowed")
+            if not compare(left, right):
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.IfExp):
+        return _eval(node.body if _eval(node.test, scope) else node.orelse, scope)
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)
+        return _FUNCTIONS[node.func.id](*(_eval(a, scope) for a in node.args))
+    if isinstance(node, ast.Tuple | ast.List):
+        return tuple(_eval(e, scope) for e in node.elts)
+    raise ExprError(f"{type(node).__name__} is not allowed in an expression")

@@ -1,0 +1,685 @@
+"""Read a kernel library file (``--kernels lib.yaml``) into typed, checked entries.
+
+The file is YAML, read by PyYAML in safe mode, then validated against
+``schemas/kernel_library.schema.json``, which documents every key. Every problem is reported the
+way a compiler reports a source error: ``lib.yaml:12: TFL/MaxUnpooling2D: kernels[0].dispatch:
+...``, with the line the offending key is on. Line numbers come from PyYAML's node tree, kept
+beside the plain data.
+
+Beyond the schema, everything that can be checked without a model is checked here, so that
+``vgfc kernels`` and the first compile fail the same way: every name an expression reads is a
+parameter, an operand or a dimension the entry defines; every operand has a resource; shader and
+include paths exist; a composed graph names only tensors it has and has no cycle (its ops are
+put in dependency order).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vgfc.diagnostics import InputError, Location
+from vgfc.dtypes import DType
+from vgfc.kernels.expr import Expr, ExprError
+from vgfc.kernels.params import TYPES, Field, Params
+
+__all__ = [
+    "DIMENSIONS",
+    "ArgMeta",
+    "Compose",
+    "ComposeOp",
+    "Constant",
+    "Entry",
+    "Kernel",
+    "Library",
+    "Resource",
+    "Shader",
+    "TensorRule",
+    "load_library",
+]
+
+DIMENSIONS = ("N", "H", "W", "C")
+"""Names for the first output's dimensions in kernel expressions."""
+
+LANGUAGES = {".comp": "GLSL", ".glsl": "GLSL", ".hlsl": "HLSL", ".spv": "SPIR-V"}
+DESCRIPTORS = {
+    "storage_buffer": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER",
+    "uniform_buffer": "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER",
+    "storage_image": "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
+    "sampled_image": "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE",
+    "combined_image_sampler": "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
+    "tensor": "VK_DESCRIPTOR_TYPE_TENSOR_ARM",
+}
+MAX_LIBRARY_BYTES = 4 << 20
+_MAX_NODES = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class TensorRule:
+    """An output's dtype and shape, from an operand or from expressions."""
+
+    dtype: str | None
+    """A DType name, or an operand name to copy; ``None``: not checked."""
+    shape: str | tuple[Expr, ...] | None
+    """An operand name to copy, or one expression per dimension; ``None``: not checked."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArgMeta:
+    """What a kernel accepts for one operand: ``None`` fields accept anything."""
+
+    dtypes: tuple[DType, ...] | None
+    alias: str | None
+    """The type alias named (operands naming one alias get one dtype)."""
+    layouts: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    set: int
+    binding: int
+    descriptor: str
+    """``VK_DESCRIPTOR_TYPE_*`` name."""
+    format: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Shader:
+    path: Path
+    language: str
+    entry_point: str
+    include_dirs: tuple[Path, ...]
+    defines: tuple[tuple[str, Expr], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    name: str
+    arg_meta: Mapping[str, ArgMeta]
+    """Operand name -> what it accepts; a missing operand accepts anything."""
+    shader: Shader
+    resources: Mapping[str, Resource]
+    global_size: tuple[Expr, ...] | None
+    workgroups: tuple[Expr, ...] | None
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    dtype: str
+    shape: tuple[Expr, ...] | None
+    value: Expr | tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ComposeOp:
+    op: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: Mapping[str, Any]
+    """Attribute name -> :class:`Expr`, tuple of them, or a literal (enum name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compose:
+    ops: tuple[ComposeOp, ...]
+    """In dependency order."""
+    constants: Mapping[str, Constant]
+    tensors: Mapping[str, TensorRule]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One custom operator of a library."""
+
+    domain: str
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    layout: str
+    params: Params
+    infer: Mapping[str, TensorRule]
+    kernels: tuple[Kernel, ...]
+    compose: Compose | None
+    library: Library = field(compare=False, repr=False)
+    line: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.domain}/{self.name}"
+
+    @property
+    def operands(self) -> tuple[str, ...]:
+        return self.inputs + self.outputs
+
+    def where(self, line: int | None = None) -> Location:
+        """The library file and line, for diagnostics."""
+        return Location(file=f"{self.library.shown}:{line or self.line}", key=self.label)
+
+
+@dataclass(frozen=True, slots=True)
+class Library:
+    path: Path
+    shown: str
+    """The path as the user gave it (or ``mediapipe`` for a bundled one)."""
+    name: str
+    entries: dict[tuple[str, str], Entry] = field(default_factory=dict)
+
+    def find(self, domain: str, name: str) -> Entry | None:
+        return self.entries.get((domain, name))
+
+
+def load_library(path: str | os.PathLike[str], shown: str | None = None) -> Library:
+    """Read, validate and check one library file. Raises :class:`InputError`."""
+    import yaml
+
+    file = Path(path)
+    shown = shown or str(path)
+    where = Location(file=shown)
+    try:
+        size = file.stat().st_size
+        if size > MAX_LIBRARY_BYTES:
+            raise InputError(
+                f"{size} bytes, more than the {MAX_LIBRARY_BYTES} a kernel library may have",
+                where,
+            )
+        text = file.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read the kernel library: {e.strerror or e}", where) from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text: {e.reason} at byte {e.start}", where) from None
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                raise InputError("empty: a kernel library needs vgfc_kernels and operators", where)
+            _count_nodes(node)
+            data = loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as e:
+        line = e.problem_mark.line + 1 if e.problem_mark else 0
+        raise InputError(
+            f"not valid YAML: {e.problem or e.context}", Location(file=f"{shown}:{line}")
+        ) from None
+    except yaml.YAMLError as e:
+        raise InputError(f"not valid YAML: {e}", where) from None
+    lines = _Lines(node)
+    _validate(data, lines, shown)
+    library = Library(file.resolve(), shown, str(data.get("name") or file.stem))
+    reader = _Reader(library, data, lines)
+    for i, raw in enumerate(data["operators"]):
+        entry = reader.entry(i, raw)
+        key = (entry.domain, entry.name)
+        if key in library.entries:
+            raise InputError(
+                f"{entry.label} is defined twice (first at line {library.entries[key].line})",
+                entry.where(),
+            )
+        library.entries[key] = entry
+    return library
+
+
+def _count_nodes(node: Any) -> None:
+    """Refuse alias bombs: a document whose expansion visits too many nodes."""
+    import yaml
+
+    seen = 0
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        seen += 1
+        if seen > _MAX_NODES:
+            raise InputError(
+                f"the document expands to more than {_MAX_NODES} values (aliases?)", Location()
+            )
+        if isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                stack.extend((k, v))
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+
+
+class _Lines:
+    """The line of any value of the document, by its path of keys and indices."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+
+    def line(self, path: Sequence[Any]) -> int:
+        import yaml
+
+        node = self.root
+        for step in path:
+            if isinstance(node, yaml.MappingNode):
+                for k, v in node.value:
+                    if k.value == step or str(k.value) == str(step):
+                        node = v
+                        break
+                else:
+                    break
+            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
+                if step >= len(node.value):
+                    break
+                node = node.value[step]
+            else:
+                break
+        return int(node.start_mark.line) + 1
+
+
+def _validate(data: Any, lines: _Lines, shown: str) -> None:
+    import jsonschema
+
+    from vgfc.schema import load_schema
+
+    if not isinstance(data, dict):
+        raise InputError(
+            f"a kernel library is a mapping (vgfc_kernels, operators), not {type(data).__name__}",
+            Location(file=shown),
+        )
+    validator = jsonschema.Draft202012Validator(load_schema("kernel_library.schema.json"))
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    error = jsonschema.exceptions.best_match(errors)
+    assert error is not None
+    path = list(error.absolute_path)
+    where = Location(file=f"{shown}:{lines.line(path)}", key=_path_text(data, path))
+    raise InputError(_schema_message(error), where)
+
+
+def _schema_message(error: Any) -> str:
+    from vgfc.limits import quote
+
+    if error.validator == "additionalProperties":
+        return f"{error.message.split(' (')[0].replace('Additional', 'unknown')}"
+    if (
+        error.validator == "oneOf"
+        and error.schema.get("oneOf")
+        and all("required" in s for s in error.schema["oneOf"])
+    ):
+        keys = " or ".join(s["required"][0] for s in error.schema["oneOf"])
+        return f"needs exactly one of {keys}"
+    return quote(error.message, 200)
+
+
+def _path_text(data: Any, path: Sequence[Any]) -> str:
+    """``TFL/Foo: kernels[0].dispatch`` for a path into the document."""
+    text = ""
+    prefix = ""
+    if len(path) >= 2 and path[0] == "operators" and isinstance(path[1], int):
+        raw = data["operators"][path[1]]
+        if isinstance(raw, dict):
+            prefix = f"{raw.get('domain', '?')}/{raw.get('name', '?')}"
+        else:
+            prefix = f"operators[{path[1]}]"
+        path = path[2:]
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return f"{prefix}: {text}" if prefix and text else (prefix or text or "(top level)")
+
+
+class _Reader:
+    """Turns validated data into entries, checking what the schema cannot."""
+
+    def __init__(self, library: Library, data: dict[str, Any], lines: _Lines) -> None:
+        self.library = library
+        self.data = data
+        self.lines = lines
+        self.type_alias: dict[str, tuple[DType, ...]] = {
+            k: tuple(DType(v) for v in vs) for k, vs in (data.get("type_alias") or {}).items()
+        }
+        self.layout_alias: dict[str, tuple[str, ...]] = {
+            k: tuple(vs) for k, vs in (data.get("layout_alias") or {}).items()
+        }
+        self.base = library.path.parent
+
+    def fail(self, message: str, path: Sequence[Any]) -> InputError:
+        where = Location(
+            file=f"{self.library.shown}:{self.lines.line(path)}",
+            key=_path_text(self.data, path),
+        )
+        return InputError(message, where)
+
+    def entry(self, i: int, raw: dict[str, Any]) -> Entry:
+        at = ["operators", i]
+        inputs, outputs = tuple(raw["inputs"]), tuple(raw["outputs"])
+        operands = inputs + outputs
+        if len(set(operands)) != len(operands):
+            raise self.fail("operand names must be distinct", [*at, "inputs"])
+        params = self.params(raw.get("params") or {"encoding": "none"}, [*at, "params"])
+        clash = set(params.names) & (set(operands) | set(DIMENSIONS))
+        if clash:
+            raise self.fail(
+                f"parameter {sorted(clash)[0]!r} has the name of an operand or a dimension",
+                [*at, "params"],
+            )
+        graph_names = frozenset(params.names) | frozenset(operands)
+        infer = {}
+        for name, rule in (raw.get("infer") or {}).items():
+            if name not in outputs:
+                raise self.fail(f"'{name}' is not an output ({', '.join(outputs)})", [*at, "infer"])
+            infer[name] = self.rule(rule, graph_names, operands, [*at, "infer", name])
+        kernels = tuple(
+            self.kernel(k, j, raw, params, [*at, "kernels", j])
+            for j, k in enumerate(raw.get("kernels") or ())
+        )
+        compose = None
+        if raw.get("compose") is not None:
+            compose = self.compose(raw["compose"], inputs, outputs, graph_names, [*at, "compose"])
+        return Entry(
+            domain=raw["domain"],
+            name=raw["name"],
+            inputs=inputs,
+            outputs=outputs,
+            layout=raw.get("layout", "NHWC"),
+            params=params,
+            infer=infer,
+            kernels=kernels,
+            compose=compose,
+            library=self.library,
+            line=self.lines.line(at),
+        )
+
+    def params(self, raw: dict[str, Any], at: list[Any]) -> Params:
+        encoding = raw["encoding"]
+        fields = []
+        for j, f in enumerate(raw.get("fields") or ()):
+            if f["type"] == "str" and encoding == "struct":
+                raise self.fail("a struct holds no strings", [*at, "fields", j, "type"])
+            if encoding != "struct" and "offset" in f:
+                raise self.fail("offset is for struct parameters", [*at, "fields", j, "offset"])
+            values = {}
+            for code, name in (f.get("values") or {}).items():
+                try:
+                    values[int(code)] = name
+                except ValueError:
+                    raise self.fail(
+                        f"enum code {code!r} is not an integer", [*at, "fields", j, "values"]
+                    ) from None
+            assert f["type"] in TYPES or f["type"] == "str"
+            fields.append(
+                Field(
+                    name=f["name"],
+                    type=f["type"],
+                    count=f.get("count"),
+                    default=tuple(f["default"])
+                    if isinstance(f.get("default"), list)
+                    else f.get("default"),
+                    has_default="default" in f,
+                    key=f.get("key"),
+                    offset=f.get("offset"),
+                    values=values,
+                )
+            )
+        names = [f.name for f in fields]
+        if len(set(names)) != len(names):
+            raise self.fail("parameter names must be distinct", [*at, "fields"])
+        return Params(encoding, tuple(fields))
+
+    def expr(self, value: Any, known: frozenset[str], at: list[Any]) -> Expr:
+        try:
+            e = Expr.parse(value)
+        except ExprError as err:
+            raise self.fail(str(err), at) from None
+        unknown = sorted(e.names() - known)
+        if unknown:
+            raise self.fail(
+                f"'{e.text}' reads {unknown[0]!r}, which is no parameter, operand or dimension "
+                f"here (known: {', '.join(sorted(known))})",
+                at,
+            )
+        return e
+
+    def rule(
+        self, raw: dict[str, Any], known: frozenset[str], operands: Sequence[str], at: list[Any]
+    ) -> TensorRule:
+        if "same_as" in raw:
+            if set(raw) != {"same_as"}:
+                raise self.fail("same_as stands alone (it gives both dtype and shape)", at)
+            if raw["same_as"] not in operands:
+                raise self.fail(f"same_as names '{raw['same_as']}', which is no operand", at)
+            return TensorRule(raw["same_as"], raw["same_as"])
+        dtype = raw.get("dtype")
+        if dtype is not None and dtype not in operands and dtype not in DType.__members__:
+            raise self.fail(
+                f"dtype '{dtype}' is neither a TOSA type nor an operand", [*at, "dtype"]
+            )
+        shape = raw.get("shape")
+        if isinstance(shape, str):
+            if shape not in operands:
+                raise self.fail(f"shape names '{shape}', which is no operand", [*at, "shape"])
+            return TensorRule(dtype, shape)
+        exprs = (
+            tuple(self.expr(v, known, [*at, "shape", k]) for k, v in enumerate(shape))
+            if shape is not None
+            else None
+        )
+        return TensorRule(dtype, exprs)
+
+    def arg_meta(self, raw: Any, operands: Sequence[str], at: list[Any]) -> dict[str, ArgMeta]:
+        metas: dict[str, ArgMeta] = {}
+        for name, meta in (raw or {}).items():
+            if name not in operands:
+                raise self.fail(f"'{name}' is no operand ({', '.join(operands)})", [*at, name])
+            if meta is None:
+                continue
+            dtype_name = meta[0] if meta else None
+            layout_name = meta[1] if len(meta) > 1 else None
+            dtypes: tuple[DType, ...] | None = None
+            alias = None
+            if dtype_name is not None:
+                if dtype_name in self.type_alias:
+                    dtypes, alias = self.type_alias[dtype_name], dtype_name
+                elif dtype_name in DType.__members__:
+                    dtypes = (DType[dtype_name],)
+                else:
+                    known = [*sorted(self.type_alias), "FP32", "FP16", "INT8", "..."]
+                    raise self.fail(
+                        f"'{dtype_name}' is neither a type alias nor a dtype "
+                        f"(known: {', '.join(known)})",
+                        [*at, name, 0],
+                    )
+            layouts: tuple[str, ...] | None = None
+            if layout_name is not None:
+                if layout_name in self.layout_alias:
+                    layouts = self.layout_alias[layout_name]
+                elif layout_name in ("NHWC", "NCHW"):
+                    layouts = (layout_name,)
+                else:
+                    raise self.fail(
+                        f"'{layout_name}' is neither a layout alias nor NHWC/NCHW",
+                        [*at, name, 1],
+                    )
+            metas[name] = ArgMeta(dtypes, alias, layouts)
+        return metas
+
+    def kernel(
+        self, raw: dict[str, Any], j: int, entry: dict[str, Any], params: Params, at: list[Any]
+    ) -> Kernel:
+        operands = tuple(entry["inputs"]) + tuple(entry["outputs"])
+        known = frozenset(params.names) | frozenset(operands) | frozenset(DIMENSIONS)
+        shader_raw = raw["shader"]
+        path = self.path(shader_raw["file"], [*at, "shader", "file"], is_dir=False)
+        language = shader_raw.get("language") or LANGUAGES.get(path.suffix.lower())
+        if language is None:
+            raise self.fail(
+                f"cannot tell the language of '{shader_raw['file']}' from its extension "
+                f"({', '.join(LANGUAGES)}): give shader.language",
+                [*at, "shader", "file"],
+            )
+        include_dirs = tuple(
+            self.path(d, [*at, "shader", "include_dirs", k], is_dir=True)
+            for k, d in enumerate(shader_raw.get("include_dirs") or ())
+        )
+        defines = tuple(
+            (name, self.expr(v, known, [*at, "shader", "defines", name]))
+            for name, v in (shader_raw.get("defines") or {}).items()
+        )
+        if defines and language == "SPIR-V":
+            raise self.fail("a SPIR-V shader takes no defines", [*at, "shader", "defines"])
+        resources = {}
+        for name, r in raw["resources"].items():
+            if name not in operands:
+                raise self.fail(
+                    f"'{name}' is no operand ({', '.join(operands)})", [*at, "resources", name]
+                )
+            descriptor = r.get("descriptor", "storage_buffer")
+            full = DESCRIPTORS.get(descriptor.lower(), descriptor)
+            if full not in DESCRIPTORS.values():
+                raise self.fail(
+                    f"unknown descriptor '{descriptor}' (known: {', '.join(DESCRIPTORS)})",
+                    [*at, "resources", name, "descriptor"],
+                )
+            resources[name] = Resource(r.get("set", 0), r["binding"], full, r.get("format"))
+        missing = [o for o in operands if o not in resources]
+        if missing:
+            raise self.fail(f"no resource for operand '{missing[0]}'", [*at, "resources"])
+        taken: dict[tuple[int, int], str] = {}
+        for name, r in resources.items():
+            other = taken.setdefault((r.set, r.binding), name)
+            if other != name:
+                raise self.fail(
+                    f"'{name}' and '{other}' share set {r.set} binding {r.binding}",
+                    [*at, "resources", name],
+                )
+        dispatch = raw["dispatch"]
+        key = "global" if "global" in dispatch else "workgroups"
+        sizes = tuple(
+            self.expr(v, known, [*at, "dispatch", key, k]) for k, v in enumerate(dispatch[key])
+        )
+        return Kernel(
+            name=raw.get("name") or f"kernel {j}",
+            arg_meta=self.arg_meta(raw.get("arg_meta"), operands, [*at, "arg_meta"]),
+            shader=Shader(
+                path, language, shader_raw.get("entry_point", "main"), include_dirs, defines
+            ),
+            resources=resources,
+            global_size=sizes if key == "global" else None,
+            workgroups=sizes if key == "workgroups" else None,
+            line=self.lines.line(at),
+        )
+
+    def path(self, raw: str, at: list[Any], *, is_dir: bool) -> Path:
+        path = (self.base / raw).resolve()
+        ok = path.is_dir() if is_dir else path.is_file()
+        if not ok:
+            what = "folder" if is_dir else "file"
+            raise self.fail(f"no such {what}: {raw} (relative to the library)", at)
+        return path
+
+    def compose(
+        self,
+        raw: dict[str, Any],
+        inputs: tuple[str, ...],
+        outputs: tuple[str, ...],
+        graph_names: frozenset[str],
+        at: list[Any],
+    ) -> Compose:
+        constants = {}
+        operands = inputs + outputs
+        for name, c in (raw.get("constants") or {}).items():
+            if name in graph_names:
+                raise self.fail(
+                    f"constant '{name}' shadows an operand or parameter", [*at, "constants", name]
+                )
+            known_dtype = c["dtype"] == "SHAPE" or c["dtype"] in DType.__members__
+            if not known_dtype and c["dtype"] not in operands:
+                raise self.fail(f"unknown dtype '{c['dtype']}'", [*at, "constants", name, "dtype"])
+            value = c["value"]
+            if isinstance(value, list):
+                parsed: Expr | tuple[Expr, ...] = tuple(
+                    self.expr(v, graph_names, [*at, "constants", name, "value", k])
+                    for k, v in enumerate(value)
+                )
+            else:
+                parsed = self.expr(value, graph_names, [*at, "constants", name, "value"])
+            shape = (
+                tuple(
+                    self.expr(v, graph_names, [*at, "constants", name, "shape", k])
+                    for k, v in enumerate(c["shape"])
+                )
+                if "shape" in c
+                else None
+            )
+            constants[name] = Constant(c["dtype"], shape, parsed)
+        tensors = {}
+        for name, rule in (raw.get("tensors") or {}).items():
+            if name in graph_names or name in constants:
+                raise self.fail(f"tensor '{name}' shadows another name", [*at, "tensors", name])
+            tensors[name] = self.rule(rule, graph_names, operands, [*at, "tensors", name])
+        ops = []
+        produced: dict[str, int] = {}
+        for k, o in enumerate(raw["ops"]):
+            for name in o["outputs"]:
+                if name in inputs or name in constants:
+                    raise self.fail(
+                        f"'{name}' is an input or constant: a composed op cannot write it",
+                        [*at, "ops", k, "outputs"],
+                    )
+                if name not in outputs and name not in tensors:
+                    raise self.fail(
+                        f"'{name}' is neither an output of the operator nor declared under "
+                        "tensors (which gives its dtype and shape)",
+                        [*at, "ops", k, "outputs"],
+                    )
+                if name in produced:
+                    raise self.fail(
+                        f"'{name}' is written by ops {produced[name]} and {k}",
+                        [*at, "ops", k, "outputs"],
+                    )
+                produced[name] = k
+            attrs: dict[str, Any] = {}
+            for key, value in (o.get("attrs") or {}).items():
+                attrs[key] = self.attr(value, graph_names, [*at, "ops", k, "attrs", key])
+            ops.append(ComposeOp(o["op"], tuple(o.get("inputs") or ()), tuple(o["outputs"]), attrs))
+        for k, o in enumerate(ops):
+            for name in o.inputs:
+                if name not in inputs and name not in constants and name not in produced:
+                    raise self.fail(
+                        f"op {k} ({o.op}) reads '{name}', which no input, constant or op gives",
+                        [*at, "ops", k, "inputs"],
+                    )
+        missing = [name for name in outputs if name not in produced]
+        if missing:
+            raise self.fail(f"no op writes the output '{missing[0]}'", [*at, "ops"])
+        order = self.order(ops, produced, at)
+        return Compose(tuple(ops[k] for k in order), constants, tensors)
+
+    def attr(self, value: Any, known: frozenset[str], at: list[Any]) -> Any:
+        if isinstance(value, list):
+            return tuple(self.attr(v, known, [*at, k]) for k, v in enumerate(value))
+        if isinstance(value, str) and value.isidentifier() and value not in known:
+            return value  # an enum name such as FP32 or PROPAGATE
+        return self.expr(value, known, at)
+
+    def order(self, ops: list[ComposeOp], produced: dict[str, int], at: list[Any]) -> list[int]:
+        deps = [sorted({produced[n] for n in o.inputs if n in produced}) for o in ops]
+        state = [0] * len(ops)  # 0 new, 1 on the path, 2 done
+        order: list[int] = []
+
+        def visit(k: int, path: list[int]) -> None:
+            if state[k] == 2:
+                return
+            if state[k] == 1:
+                cycle = [*path[path.index(k) :], k]
+                text = " -> ".join(f"op {c} ({ops[c].op})" for c in cycle)
+                raise self.fail(f"the composed ops form a cycle: {text}", [*at, "ops", k])
+            state[k] = 1
+            for d in deps[k]:
+                visit(d, [*path, k])
+            state[k] = 2
+            order.append(k)
+
+        for k in range(len(ops)):
+            visit(k, [])
+        return order
+
+
+def iter_entries(libraries: Sequence[Library]) -> Iterator[Entry]:
+    for library in libraries:
+        yield from library.entries.values()
