@@ -14,6 +14,7 @@ import vgfc
 from vgfc.cli.check import check
 from vgfc.cli.compile import compile_command
 from vgfc.cli.inspect import inspect
+from vgfc.cli.kernels import kernels
 from vgfc.cli.partition import partition
 from vgfc.cli.run import run
 from vgfc.cli.verify import verify
@@ -35,12 +36,13 @@ def cli(debug: bool) -> None:
     vgfc inspect m.vgf                 what a VGF file holds
     vgfc run m.vgf -i x.npy -o out/    run it on the CPU (lavapipe + ML emulation layers)
     vgfc verify model.tosa             compile, run, compare with an independent oracle
+    vgfc kernels lib.yaml              check a kernel library (--kernels) without a model
     \b
     Exit codes: 0 ok, 1 error in the input, 2 usage error, 3 internal error.
     """
 
 
-for _command in (partition, check, compile_command, inspect, run, verify):
+for _command in (partition, check, compile_command, inspect, run, verify, kernels):
     cli.add_command(_command)
 
 

@@ -14,6 +14,8 @@ from vgfc.cli.support import (
     compile_options,
     escape,
     handle_errors,
+    kernel_options,
+    load_kernels,
     model_argument,
     print_diagnostic,
     shader_options,
@@ -28,12 +30,15 @@ __all__ = ["check"]
 @model_argument
 @click.option("--json", "as_json", is_flag=True, help="Print the diagnostics as JSON.")
 @target_option
+@kernel_options
 @shader_options
 @handle_errors
 def check(
     model: Path,
     as_json: bool,
     target: str,
+    kernels: tuple[str, ...],
+    no_auto_convert: bool,
     include_dirs: tuple[Path, ...],
     defines: tuple[str, ...],
     target_env: str,
@@ -55,7 +60,12 @@ def check(
     from vgfc.compiler import Options, compile_model
     from vgfc.lower.shader import ShaderModule
 
-    options = Options(compile_options(include_dirs, defines, target_env), target=target)
+    options = Options(
+        compile_options(include_dirs, defines, target_env),
+        target=target,
+        libraries=load_kernels(kernels),
+        auto_convert=not no_auto_convert,
+    )
     result = compile_model(model, options, stop_after="layout", keep_going=True)
     diagnostics = result.diagnostics
     errors = result.errors
@@ -65,7 +75,7 @@ def check(
         summary = {
             "operators": len(graph.operators),
             "partitions": len(result.plan.partitions),
-            "shaders": sum(op.op == "CUSTOM" for op in graph.operators),
+            "shaders": sum(op.is_shader for op in graph.operators),
             "shaders_compiled": sum(
                 isinstance(m, ShaderModule) and m.spirv is not None for m in result.modules
             ),

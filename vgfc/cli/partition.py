@@ -7,7 +7,16 @@ from pathlib import Path
 
 import click
 
-from vgfc.cli.support import emit, escape, handle_errors, model_argument
+from vgfc.cli.support import (
+    emit,
+    escape,
+    handle_errors,
+    kernel_options,
+    load_kernels,
+    model_argument,
+    print_diagnostic,
+    stderr_console,
+)
 
 __all__ = ["partition"]
 
@@ -29,12 +38,22 @@ __all__ = ["partition"]
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Write the JSON or DOT text to this file instead of standard output.",
 )
+@kernel_options
 @handle_errors
-def partition(model: Path, as_json: bool, as_dot: bool, output: Path | None) -> None:
+def partition(
+    model: Path,
+    as_json: bool,
+    as_dot: bool,
+    output: Path | None,
+    kernels: tuple[str, ...],
+    no_auto_convert: bool,
+) -> None:
     """Show how MODEL splits into ML and shader partitions.
 
-    Every Vulkan custom shader op (domain com.arm.VulkanCustomShader) runs alone in a shader
-    partition; all other work is grouped into ML partitions. Each ML op joins the earliest ML
+    Every Vulkan custom shader op (domain com.arm.VulkanCustomShader, or a custom op bound to a
+    kernel of a --kernels library) runs alone in a shader partition; all other work, with the
+    built-ins composed ops expand into and the conversions kernel selection inserts, is grouped
+    into ML partitions. Each ML op joins the earliest ML
     partition that follows all of its producers, so independent work never opens a new one.
 
     \b
@@ -51,8 +70,20 @@ def partition(model: Path, as_json: bool, as_dot: bool, output: Path | None) -> 
         raise click.UsageError("--json and --dot are exclusive: choose one")
     if output is not None and not (as_json or as_dot):
         raise click.UsageError("-o/--output needs --json or --dot")
-    graph = vgfc.load(model)
-    plan = vgfc.partition(graph)
+    if kernels:
+        from vgfc.compiler import Options, compile_model
+
+        options = Options(libraries=load_kernels(kernels), auto_convert=not no_auto_convert)
+        result = compile_model(model, options, stop_after="partition", keep_going=True)
+        console = stderr_console()
+        for d in result.diagnostics:
+            print_diagnostic(console, d)
+        if result.errors or result.graph is None or result.plan is None:
+            raise SystemExit(1)
+        graph, plan = result.graph, result.plan
+    else:
+        graph = vgfc.load(model)
+        plan = vgfc.partition(graph)
     if as_json:
         emit(json.dumps(partition_json(graph, plan), indent=2) + "\n", output)
         return
@@ -78,6 +109,9 @@ def partition(model: Path, as_json: bool, as_dot: bool, output: Path | None) -> 
     console.print(table)
     for p in plan.partitions:
         console.print(f"  partition {p.id}: {escape(p.reason)}")
+    for op in graph.operators:
+        if op.inserted is not None:
+            console.print(f"  {escape(op.label())}")
     n_ml = sum(p.kind.value == "ml" for p in plan.partitions)
     n = len(plan.partitions)
     saved = plan.program_order_count - n

@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vgfc.cli.support import escape, handle_errors, run_options
+from vgfc.cli.support import escape, handle_errors, kernel_options, load_kernels, run_options
 from vgfc.diagnostics import InputError
 
 __all__ = ["verify"]
@@ -60,6 +60,7 @@ __all__ = ["verify"]
 @click.option("--rtol", type=float, help="Relative tolerance (defaults as for --atol).")
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@kernel_options
 @handle_errors
 def verify(
     model: Path,
@@ -73,6 +74,8 @@ def verify(
     validate: bool,
     device: str,
     as_json: bool,
+    kernels: tuple[str, ...],
+    no_auto_convert: bool,
 ) -> None:
     """Compile MODEL, run it on the CPU and compare every output with an oracle.
 
@@ -85,11 +88,12 @@ def verify(
     vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
     """
     from vgfc.cli.run import load_array, parse_pairs, read_push_data
-    from vgfc.compiler import compile_model
+    from vgfc.compiler import Options, compile_model
     from vgfc.numeric import random_inputs
     from vgfc.oracle import push_constants_by_op, verify_numbers
 
-    result = compile_model(model)
+    options = Options(libraries=load_kernels(kernels), auto_convert=not no_auto_convert)
+    result = compile_model(model, options)
     graph = result.graph
     assert graph is not None
     values = random_inputs(graph, seed)

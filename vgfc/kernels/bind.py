@@ -188,17 +188,17 @@ def _expand(
         for cname, c in compose.constants.items():
             tname = fresh(f"{base}.{cname}")
             mapping[cname] = tname
-            dtype = tensors[c.dtype].dtype.value if c.dtype in tensors else c.dtype
-            new[tname] = _constant(tname, dtype, c.shape, c.value, scope)
+            dtype_name = tensors[c.dtype].dtype.value if c.dtype in tensors else c.dtype
+            new[tname] = _constant(tname, dtype_name, c.shape, c.value, scope)
             kind = "CONST_SHAPE" if c.dtype == "SHAPE" else "CONST"
             operators.append(_added(op, kind, (), (tname,), {}, why))
         for iname, rule in compose.tensors.items():
-            dtype, shape = _evaluate_rule(rule, tensors, scope)
-            if dtype is None or shape is None:
+            inner_dtype, shape = _evaluate_rule(rule, tensors, scope)
+            if inner_dtype is None or shape is None:
                 raise ExprError(f"intermediate '{iname}' needs both a dtype and a shape")
             tname = fresh(f"{base}.{iname}")
             mapping[iname] = tname
-            new[tname] = Tensor(tname, shape, dtype)
+            new[tname] = Tensor(tname, shape, inner_dtype)
         for o in compose.ops:
             attrs = {k: _attr(v, scope) for k, v in o.attrs.items()}
             operators.append(

@@ -1,0 +1,108 @@
+"""``vgfc kernels``: check a kernel library without a model and list what it holds."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from vgfc.cli.support import (
+    EXIT_ERROR,
+    compile_options,
+    escape,
+    handle_errors,
+    print_diagnostic,
+    shader_options,
+    stderr_console,
+)
+
+__all__ = ["kernels"]
+
+
+@click.command("kernels")
+@click.argument("libraries", nargs=-1, required=True, metavar="LIB...")
+@click.option("--json", "as_json", is_flag=True, help="Print the entries and verdicts as JSON.")
+@shader_options
+@handle_errors
+def kernels(
+    libraries: tuple[str, ...],
+    as_json: bool,
+    include_dirs: tuple[Path, ...],
+    defines: tuple[str, ...],
+    target_env: str,
+) -> None:
+    """Check kernel libraries (YAML files, or a bundled one by name: mediapipe).
+
+    Validates each file against schemas/kernel_library.schema.json, checks every expression's
+    names, resources, paths and composed graphs, then compiles each kernel's shader, validates
+    it with SPIRV-Tools and holds its declared resources against the shader's reflection. Prints
+    one row per entry and kernel. Exit code 0 when everything is sound, 1 otherwise.
+
+    \b
+    vgfc kernels my_ops.yaml
+    vgfc kernels mediapipe --json
+    """
+    from rich.console import Console
+
+    from vgfc.cli.tables import word_table
+    from vgfc.kernels import load_libraries
+    from vgfc.kernels.check import check_library
+
+    options = compile_options(include_dirs, defines, target_env)
+    loaded = load_libraries(libraries)
+    errors = 0
+    docs: list[dict[str, Any]] = []
+    rows = []
+    console = stderr_console()
+    for library in loaded:
+        for verdict in check_library(library, options):
+            entry, kernel = verdict.entry, verdict.kernel
+            if verdict.error is not None:
+                errors += 1
+                if not as_json:
+                    print_diagnostic(console, verdict.error)
+            what = "compose" if kernel is None else kernel.name
+            detail = (
+                f"{len(entry.compose.ops)} built-in op(s)"
+                if entry.compose is not None
+                else f"{kernel.shader.path.name}"
+                if kernel is not None
+                else ""
+            )
+            local = "x".join(map(str, verdict.local_size)) if verdict.local_size else ""
+            status = "ok" if verdict.error is None else "error"
+            rows.append(
+                (
+                    escape(library.shown),
+                    escape(entry.label),
+                    escape(what),
+                    escape(detail),
+                    entry.params.encoding,
+                    local,
+                    "[green]ok[/]" if verdict.error is None else "[red]error[/]",
+                )
+            )
+            docs.append(
+                {
+                    "library": library.shown,
+                    "entry": entry.label,
+                    "kernel": what,
+                    "shader": str(kernel.shader.path.name) if kernel is not None else None,
+                    "params": entry.params.encoding,
+                    "local_size": list(verdict.local_size) if verdict.local_size else None,
+                    "status": status,
+                    "error": verdict.error.as_dict() if verdict.error else None,
+                }
+            )
+    if as_json:
+        click.echo(json.dumps({"ok": errors == 0, "errors": errors, "kernels": docs}, indent=2))
+    else:
+        out = Console(highlight=False, soft_wrap=True)
+        columns = ("library", "operator", "kernel", "shader / graph", "params", "local", "")
+        out.print(word_table("kernel libraries", columns, rows, out.width))
+        out.print(f"{len(rows)} kernel(s), {errors} error(s)")
+    if errors:
+        sys.exit(EXIT_ERROR)

@@ -1,0 +1,153 @@
+"""Check a kernel library without a model (``vgfc kernels LIB``).
+
+Loading already checks the schema, every name an expression reads, resources, paths and composed
+graphs (:mod:`vgfc.kernels.library`). This adds what needs the shaders: each kernel's shader is
+compiled (GLSL/HLSL) or read (SPIR-V), validated with SPIRV-Tools and reflected, and its declared
+resources are held against the reflection: every resource must exist in the shader with the
+declared descriptor kind, and every descriptor the shader uses must be declared. Results must be
+writable and inputs must not be written.
+
+Without a model the defines have no operand shapes: each define is evaluated with the parameters'
+defaults and every dimension 1, and a define that still cannot be evaluated is set to 1. That is
+enough to compile: a define that only makes sense for real shapes is checked at compile time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from vgfc.diagnostics import Diagnostic, Location, VgfcError
+from vgfc.kernels.expr import ExprError
+from vgfc.kernels.library import DIMENSIONS, Entry, Kernel, Library
+
+__all__ = ["KernelCheck", "check_library"]
+
+_KIND_OF_DESCRIPTOR = {
+    "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER": "storage_buffer",
+    "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER": "uniform_buffer",
+    "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE": "storage_image",
+    "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled_image",
+    "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined_image_sampler",
+    "VK_DESCRIPTOR_TYPE_TENSOR_ARM": "tensor",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class KernelCheck:
+    """The verdict on one entry (``kernel`` is ``None`` for a composed one)."""
+
+    entry: Entry
+    kernel: Kernel | None
+    local_size: tuple[int, int, int] | None
+    error: Diagnostic | None
+
+
+def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck]:
+    """Check every kernel of ``library``; ``options`` are the shader
+    :class:`~vgfc.shader.glslang.CompileOptions`."""
+    for entry in library.entries.values():
+        if entry.compose is not None:
+            yield KernelCheck(entry, None, None, None)
+            continue
+        for kernel in entry.kernels:
+            try:
+                local = _check_kernel(entry, kernel, options)
+            except VgfcError as e:
+                at = entry.where(kernel.line)
+                at = Location(file=at.file, key=f"{entry.label}: {kernel.name}")
+                d = e.diagnostic
+                yield KernelCheck(entry, kernel, None, Diagnostic(d.severity, d.message, at))
+                continue
+            yield KernelCheck(entry, kernel, local, None)
+
+
+def _sample_scope(entry: Entry) -> dict[str, Any]:
+    scope: dict[str, Any] = {n: (1, 1, 1, 1) for n in entry.operands}
+    scope.update(dict.fromkeys(DIMENSIONS, 1))
+    for f in entry.params.fields:
+        if f.has_default:
+            scope[f.name] = f.default
+        elif f.values:
+            scope[f.name] = next(iter(f.values.values()))
+        elif f.type == "str":
+            scope[f.name] = ""
+        else:
+            scope[f.name] = (1,) * f.count if f.count else 1
+    return scope
+
+
+def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int, int] | None:
+    import dataclasses
+
+    from vgfc.diagnostics import ShaderError
+    from vgfc.kernels.bind import _define_text
+    from vgfc.shader.glslang import CompileOptions, Language, compile_shader
+    from vgfc.spirv.reflect import reflect
+    from vgfc.spirv.spirv_tools import validate
+
+    options = options or CompileOptions()
+    shader = kernel.shader
+    scope = _sample_scope(entry)
+    defines = []
+    for name, expr in shader.defines:
+        try:
+            defines.append((name, _define_text(expr.evaluate(scope))))
+        except ExprError:
+            defines.append((name, "1"))
+    if shader.language == "SPIR-V":
+        spirv = shader.path.read_bytes()
+    else:
+        opts = dataclasses.replace(
+            options,
+            defines=tuple(defines) + options.defines,
+            include_dirs=tuple(str(d) for d in shader.include_dirs) + options.include_dirs,
+        )
+        code = shader.path.read_text(encoding="utf-8")
+        spirv = compile_shader(code, Language(shader.language), shader.entry_point, opts)
+    validate(spirv, options.target_env)
+    info = reflect(spirv, shader.entry_point)
+    reflected = {(b.set, b.binding): b for b in (*info.bindings, *info.unused)}
+    declared = {}
+    for name, r in kernel.resources.items():
+        declared[(r.set, r.binding)] = name
+        b = reflected.get((r.set, r.binding))
+        if b is None:
+            have = ", ".join(f"set {s} binding {n}" for s, n in sorted(reflected)) or "none"
+            raise ShaderError(
+                f"resources.{name}: declared at set {r.set} binding {r.binding}, but "
+                f"{shader.path.name} has nothing there (it has {have})"
+            )
+        want = _KIND_OF_DESCRIPTOR[r.descriptor]
+        if b.kind != want:
+            raise ShaderError(
+                f"resources.{name}: declared as {r.descriptor}, but {shader.path.name} has a "
+                f"{b.kind} at set {r.set} binding {r.binding}"
+            )
+        if name in entry.outputs and not b.writable:
+            raise ShaderError(
+                f"resources.{name}: an output, but {shader.path.name} declares set {r.set} "
+                f"binding {r.binding} read-only"
+            )
+        if name in entry.inputs and b.written:
+            raise ShaderError(
+                f"resources.{name}: an input, but {shader.path.name} writes set {r.set} "
+                f"binding {r.binding}"
+            )
+    for key, b in sorted(reflected.items()):
+        if key not in declared and b in info.bindings:
+            raise ShaderError(
+                f"{shader.path.name} uses set {key[0]} binding {key[1]}, which no resource declares"
+            )
+    if info.push_constant_size:
+        raise ShaderError(
+            f"{shader.path.name} has a push-constant block: a VGF carries no push-constant "
+            "values for kernels, pass parameters as defines"
+        )
+    try:
+        for e in kernel.global_size or kernel.workgroups or ():
+            e.whole(scope, round_up=True)
+    except ExprError as e:
+        raise ShaderError(f"dispatch: {e}") from None
+    return info.local_size
