@@ -41,6 +41,7 @@ apt-deps: ## install the Debian packages the tests need (skipped when present)
 
 samples: $(VENV)/.installed ## rebuild the bundled sample models from samples/build_samples.py
 	$(PY) samples/build_samples.py
+	$(PY) samples/kernels/build_sample.py
 
 run: $(VENV)/.installed ## install, then partition and compile the bundled mixed sample, with a report
 	@[ -f samples/mixed.tosa ] || $(PY) samples/build_samples.py

@@ -82,6 +82,7 @@ SINGLE_ROUND = 1
 
 _DTYPES: dict[str, int] = {
     "float32": DType.FP32,
+    "float16": DType.FP16,
     "int8": DType.INT8,
     "int32": DType.INT32,
 }
@@ -304,6 +305,18 @@ class ModelBuilder:
         payload = json.dumps(attrs).encode("utf-8")
         attr = _attribute("CustomAttribute", self._ser.builder, name, DOMAIN, payload)
         self.op(Op.CUSTOM, [t for t, _ in inputs], [t for t, _ in outputs], attr)
+
+    def custom(
+        self,
+        domain: str,
+        name: str,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        payload: bytes = b"",
+    ) -> None:
+        """Add a CUSTOM op of any domain that carries no shader: a kernel library binds it."""
+        attr = _attribute("CustomAttribute", self._ser.builder, name, domain, payload)
+        self.op(Op.CUSTOM, list(inputs), list(outputs), attr)
 
     def clamp(self, src: str, dst: str, low: float, high: float) -> None:
         bounds = (np.float32(low).tobytes(), np.float32(high).tobytes())
