@@ -228,9 +228,10 @@ def test_unknown_custom_domain(cli, tmp_path: Path) -> None:
     run = cli("check", str(path))
     assert run.code == 1
     assert run.err.strip() == (
-        f"error: {path}: op #1 CUSTOM 'k0' (com.arm.VulkanCustomShaders): custom domain "
-        "'com.arm.VulkanCustomShaders' is not supported: vgfc compiles "
-        f"{SHADER_DOMAIN} operators (did you mean {SHADER_DOMAIN}?)"
+        f"error: {path}: op #1 CUSTOM 'k0' (com.arm.VulkanCustomShaders): no kernel for "
+        "custom operator com.arm.VulkanCustomShaders/k0: vgfc compiles "
+        f"{SHADER_DOMAIN} operators with shader code, and others through a kernel library "
+        f"given with --kernels FILE (did you mean {SHADER_DOMAIN}?)"
     )
 
 

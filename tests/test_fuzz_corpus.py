@@ -29,16 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "fuzz"
 SAMPLES = sorted((ROOT / "samples").glob("*.tosa"))
 
-KNOWN: dict[str, tuple[type[BaseException], str]] = {
-    "identity-reshaping-emits-invalid-spirv.tosa": (
-        invariant.Violation,
-        "IDENTITY [38, 4] -> [38] is folded away unchecked; the VGF's graph module fails spirv-val",
-    ),
-    "shader-reads-variable-tensor.tosa": (
-        KeyError,
-        "a shader reading a variable tensor that is no graph input: KeyError in vgf/layout.py",
-    ),
-}
+KNOWN: dict[str, tuple[type[BaseException], str]] = {}
 """Corpus files vgfc does not handle yet: file name -> (what it raises now, what is wrong)."""
 SLOW = {"glsl-macro-expansion-exceeds-timeout.tosa"}
 """Files that take the shader timeout to fail, twice (check, then compile)."""

@@ -191,6 +191,7 @@ def _unknown(domain: str, name: str, libraries: Sequence[Library]) -> str:
             f"no kernel for custom operator {domain}/{name}: vgfc compiles "
             f"{CUSTOM_SHADER_DOMAIN} operators with shader code, and others through a kernel "
             f"library given with --kernels FILE{hint}"
+            f"{did_you_mean(domain, [CUSTOM_SHADER_DOMAIN])}"
         )
     known = [f"{e.domain}/{e.name}" for lib in libraries for e in lib.entries.values()]
     shown = ", ".join(lib.shown for lib in libraries)
@@ -203,6 +204,14 @@ def _unknown(domain: str, name: str, libraries: Sequence[Library]) -> str:
 def _check_operands(op: Operator, graph: Graph) -> None:
     """A shader reads tensors through descriptors that a runtime binds; a constant has no such
     resource in the VGF (constants belong to graph segments), so it cannot be read directly."""
+    for name in (*op.inputs, *op.outputs):
+        if graph.tensors[name].is_variable:
+            raise UnsupportedError(
+                "a shader that reads or writes a variable (state kept across runs) is not "
+                "supported: move the value through VARIABLE_READ / VARIABLE_WRITE in the graph",
+                op.where(graph.source),
+                tensor=name,
+            )
     for name in op.inputs:
         if graph.tensors[name].data is not None:
             raise UnsupportedError(

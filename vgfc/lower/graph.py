@@ -130,6 +130,18 @@ def _fold_identity(em: _Emitter, op: Operator) -> None:
         raise InputError(
             f"IDENTITY takes one input and one output, not {len(op.inputs)} and {len(op.outputs)}"
         )
+    source, result = em.tensor(op.inputs[0]), em.tensor(op.outputs[0])
+    if source.shape != result.shape or source.dtype is not result.dtype:
+
+        def text(t: Tensor) -> str:
+            shape = "unranked" if t.shape is None else str(list(t.shape))
+            return f"{t.dtype.value} {shape}"
+
+        raise InputError(
+            f"IDENTITY must keep its value as it is, but turns {text(source)} into "
+            f"{text(result)}: use RESHAPE or CAST",
+            tensor=op.outputs[0],
+        )
     em.aliases[op.outputs[0]] = em.aliases.get(op.inputs[0], op.inputs[0])
 
 
