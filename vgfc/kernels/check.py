@@ -7,9 +7,10 @@ resources are held against the reflection: every resource must exist in the shad
 declared descriptor kind, and every descriptor the shader uses must be declared. Results must be
 writable and inputs must not be written.
 
-Without a model the defines have no operand shapes: each define is evaluated with the parameters'
-defaults and every dimension 1, and a define that still cannot be evaluated is set to 1. That is
-enough to compile: a define that only makes sense for real shapes is checked at compile time.
+Without a model the defines have no operand shapes: each define is evaluated with the entry's
+``example`` (parameter values and operand shapes), else with the parameters' defaults and every
+dimension 1; a define that still cannot be evaluated is set to 1. A define that only makes sense
+for real shapes is checked again at compile time.
 """
 
 from __future__ import annotations
@@ -64,9 +65,20 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
 
 
 def _sample_scope(entry: Entry) -> dict[str, Any]:
-    scope: dict[str, Any] = {n: (1, 1, 1, 1) for n in entry.operands}
+    shapes = entry.example.get("shapes") or {}
+    scope: dict[str, Any] = {n: tuple(shapes.get(n, (1, 1, 1, 1))) for n in entry.operands}
     scope.update(dict.fromkeys(DIMENSIONS, 1))
+    first = scope[entry.outputs[0]]
+    if len(first) == 4:
+        scope.update(zip(DIMENSIONS, first, strict=True))
+    elif len(first) == 3:
+        scope.update(zip(DIMENSIONS[1:], first, strict=True))
+    given = entry.example.get("params") or {}
     for f in entry.params.fields:
+        if f.name in given:
+            value = given[f.name]
+            scope[f.name] = tuple(value) if isinstance(value, list) else value
+            continue
         if f.has_default:
             scope[f.name] = f.default
         elif f.values:

@@ -146,6 +146,8 @@ class Entry:
     compose: Compose | None
     library: Library = field(compare=False, repr=False)
     line: int = 0
+    example: Mapping[str, Any] = field(default_factory=dict)
+    """``example`` of the file: ``params`` and ``shapes`` for ``vgfc kernels``."""
 
     @property
     def label(self) -> str:
@@ -383,7 +385,19 @@ class _Reader:
             compose=compose,
             library=self.library,
             line=self.lines.line(at),
+            example=self.example(raw.get("example") or {}, params, operands, [*at, "example"]),
         )
+
+    def example(
+        self, raw: dict[str, Any], params: Params, operands: Sequence[str], at: list[Any]
+    ) -> dict[str, Any]:
+        for name in raw.get("params") or {}:
+            if name not in params.names:
+                raise self.fail(f"'{name}' is no parameter", [*at, "params", name])
+        for name in raw.get("shapes") or {}:
+            if name not in operands:
+                raise self.fail(f"'{name}' is no operand", [*at, "shapes", name])
+        return raw
 
     def params(self, raw: dict[str, Any], at: list[Any]) -> Params:
         encoding = raw["encoding"]
@@ -393,6 +407,8 @@ class _Reader:
                 raise self.fail("a struct holds no strings", [*at, "fields", j, "type"])
             if encoding != "struct" and "offset" in f:
                 raise self.fail("offset is for struct parameters", [*at, "fields", j, "offset"])
+            if f.get("count") == "any" and encoding == "struct":
+                raise self.fail("a struct holds no list of any length", [*at, "fields", j, "count"])
             values = {}
             for code, name in (f.get("values") or {}).items():
                 try:
@@ -406,7 +422,8 @@ class _Reader:
                 Field(
                     name=f["name"],
                     type=f["type"],
-                    count=f.get("count"),
+                    count=None if f.get("count") == "any" else f.get("count"),
+                    variable=f.get("count") == "any",
                     default=tuple(f["default"])
                     if isinstance(f.get("default"), list)
                     else f.get("default"),

@@ -56,6 +56,8 @@ class Field:
     """A key of :data:`TYPES`, or ``str``."""
     count: int | None = None
     """A fixed-length list of ``count`` values instead of one."""
+    variable: bool = False
+    """A list of any length instead of one value (``count: any``; json/flexbuffers only)."""
     default: Any = None
     has_default: bool = False
     key: str | None = None
@@ -146,6 +148,10 @@ def _struct(fields: tuple[Field, ...], data: bytes) -> dict[str, Any]:
 
 
 def _typed(f: Field, value: Any) -> Any:
+    if f.variable:
+        if not isinstance(value, list | tuple):
+            raise ParamError(f"parameter '{f.name}' must be a list of {f.type}")
+        return tuple(_scalar(f, v) for v in value)
     if f.count is not None:
         if not isinstance(value, list | tuple) or len(value) != f.count:
             raise ParamError(f"parameter '{f.name}' must be a list of {f.count} {f.type}")
