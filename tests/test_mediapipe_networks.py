@@ -131,3 +131,13 @@ def test_network_matches_reference_model_and_numpy(network: str, tmp_path: Path)
             f"max abs error {err:.3g} (scale {scale:.3g})"
         )
         assert err <= 1e-3 * scale, (name, err)
+
+
+def test_bundled_library_checks_clean() -> None:
+    from click.testing import CliRunner
+
+    from vgfc.cli import cli
+
+    result = CliRunner().invoke(cli, ["kernels", "mediapipe"])
+    assert result.exit_code == 0, result.output
+    assert "6 kernel(s), 0 error(s)" in result.output
