@@ -166,6 +166,36 @@ def _check_target(graph: Graph, plan: Plan, model: Model, target: str, run: _Run
         run.diagnostics.append(error.diagnostic)
 
 
+def _from_library(graph: Graph, d: Diagnostic) -> Diagnostic:
+    """A shader diagnostic of a kernel-library op, pointed at the library's kernel: the
+    attribute keys it would name (``shader_code``, ``output_0_binding``) are not the op's."""
+    loc = d.location
+    if loc.op_index is None:
+        return d
+    spec = next(
+        (
+            op.shader
+            for op in graph.operators
+            if op.shader is not None
+            and op.shader.origin is not None
+            and op.file_index == loc.op_index
+            and op.op == loc.op
+        ),
+        None,
+    )
+    if spec is None or spec.origin is None:
+        return d
+    key = spec.origin
+    if loc.key:
+        # input_0_binding -> resources.x; shader_code -> shader.file
+        detail = "shader.file" if loc.key == "shader_code" else loc.key
+        for prefix, name in spec.operand_names:
+            if loc.key.startswith(prefix + "_"):
+                detail = f"resources.{name}"
+        key = f"{key}: {detail}"
+    return dataclasses.replace(d, location=dataclasses.replace(loc, key=key))
+
+
 def _pipeline(
     path: str | os.PathLike[str],
     options: Options,
@@ -209,23 +239,30 @@ def _pipeline(
     run.keep(plan=plan)
     if done("partition"):
         return
-    from vgfc.lower import lower
+    from vgfc.lower import Lowered, lower
     from vgfc.vgf.layout import logical_bindings
 
     bindings = logical_bindings(graph, plan)
     run.keep(bindings=bindings)
-    lowered = run(
-        "lower",
-        lambda: lower(
-            graph,
-            plan,
-            bindings,
-            options.shader,
-            keep_going=run.keep_going,
-            skip=resolution.failed,
-        ),
-    )
-    run.diagnostics.extend(lowered.diagnostics)
+
+    def lower_all() -> Lowered:
+        try:
+            return lower(
+                graph,
+                plan,
+                bindings,
+                options.shader,
+                keep_going=run.keep_going,
+                skip=resolution.failed,
+            )
+        except VgfcError as e:
+            d = _from_library(graph, e.diagnostic)
+            if d is e.diagnostic:
+                raise
+            raise type(e)(d.message, d.location) from None
+
+    lowered = run("lower", lower_all)
+    run.diagnostics.extend(_from_library(graph, d) for d in lowered.diagnostics)
     run.keep(modules=lowered.modules)
     if done("lower") or run.failed:
         return

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vgfc.compiler import Compilation
-from vgfc.diagnostics import InputError, VgfcError
-from vgfc.ir import Array, Graph
+from vgfc.diagnostics import InputError, UnsupportedError, VgfcError
+from vgfc.ir import CUSTOM_SHADER_DOMAIN, Array, Graph
 from vgfc.partition import PartitionKind
 
 if TYPE_CHECKING:
@@ -44,6 +44,15 @@ class Verdict:
 def choose_oracle(against: str, graph: Graph, has_expected: bool) -> str:
     """``auto`` -> expected arrays when given, the TOSA reference model without custom ops,
     the reference converter otherwise."""
+    bound = any(
+        op.inserted is not None or (op.op == "CUSTOM" and op.domain != CUSTOM_SHADER_DOMAIN)
+        for op in graph.operators
+    )
+    if bound and not has_expected and against in ("auto", "tosa", "reference"):
+        raise UnsupportedError(
+            "the model's custom ops run through a kernel library: neither the TOSA reference "
+            "model nor the reference converter can run them; give --expected NAME=FILE.npy"
+        )
     if against != "auto":
         return against
     if has_expected:

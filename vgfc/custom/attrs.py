@@ -130,6 +130,11 @@ class ShaderSpec:
     """Folders searched for ``#include`` (a kernel library's), before the command line's."""
     source_file: str | None = None
     """The file the code came from (a kernel library shader), for diagnostics."""
+    origin: str | None = None
+    """Where a kernel library declared this shader (``lib.yaml:12: TFL/Op: kernel``): shader
+    errors point there rather than at attribute keys the op does not have."""
+    operand_names: tuple[tuple[str, str], ...] = ()
+    """(``input_0``, the library's name for that operand), for a library kernel's errors."""
 
     @property
     def resources(self) -> tuple[ShaderResource, ...]:

@@ -77,7 +77,12 @@ def resolve(
             groups.append((op,))
             continue
         try:
-            spec, binding = _bind(op, graph, libraries, auto_convert)
+            seen = (
+                dataclasses.replace(graph, tensors={**graph.tensors, **tensors})
+                if tensors
+                else graph
+            )
+            spec, binding = _bind(op, seen, libraries, auto_convert)
         except VgfcError as e:
             if not keep_going:
                 raise
@@ -117,13 +122,12 @@ def _renumbered(
     recorded: set[int] = set()
     failed_groups = set(failed)
     all_tensors = {**graph.tensors, **tensors}
-    kept = cancel_inverse_pairs(
+    final = cancel_inverse_pairs(
         [op for g in groups for op in g], all_tensors, frozenset(graph.outputs)
     )
-    keep_ids = {id(op): op for op in kept}
     for g, ops in enumerate(groups):
         for op in ops:
-            current = keep_ids.get(id(op))
+            current = final.get(id(op))
             if current is None:
                 continue
             position = len(flat)
@@ -162,8 +166,13 @@ def _bind(
     name = op.custom_name or ""
     entry = next((e for lib in libraries if (e := lib.find(domain, name)) is not None), None)
     if domain == CUSTOM_SHADER_DOMAIN:
-        spec = parse_shader_spec(op, graph)
-        if spec.language is not None or entry is None:
+        try:
+            spec = parse_shader_spec(op, graph)
+        except VgfcError:
+            if entry is None:
+                raise
+            spec = None  # attributes without the shader's: the library says how it runs
+        if spec is not None and (spec.language is not None or entry is None):
             check_contract(spec, op, graph)
             _check_operands(op, graph)
             return spec, None

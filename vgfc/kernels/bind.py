@@ -292,7 +292,9 @@ def _select(
             if convert and not auto_convert:
                 needed = "; ".join(n for v in views.values() for n in v.notes)
                 raise UnsupportedError(
-                    f"{kernel.name} of {entry.label} needs conversions ({needed}) and "
+                    f"no kernel of {entry.label} ({entry.where().render()}) takes "
+                    f"{_signature(entry, tensors)} as it is: {'; '.join(rejected)}; "
+                    f"{kernel.name} takes it after conversions ({needed}), but "
                     "--no-auto-convert forbids them",
                     where,
                 )
@@ -554,6 +556,11 @@ def _spec(
         defines=defines,
         include_dirs=tuple(str(d) for d in shader.include_dirs),
         source_file=str(shader.path),
+        origin=f"{entry.where(kernel.line).render()}: {kernel.name}",
+        operand_names=tuple(
+            [(f"input_{i}", n) for i, n in enumerate(entry.inputs)]
+            + [(f"output_{i}", n) for i, n in enumerate(entry.outputs)]
+        ),
     )
 
 

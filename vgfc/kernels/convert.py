@@ -29,22 +29,28 @@ _WIDER = {
 
 def cancel_inverse_pairs(
     operators: Sequence[Operator], tensors: Mapping[str, Tensor], outputs: frozenset[str]
-) -> list[Operator]:
-    """``operators`` without inverse pairs of inserted conversions; readers of a dropped pair's
-    result read its source instead."""
+) -> dict[int, Operator]:
+    """What becomes of each of ``operators``, by ``id()`` of the op given: itself, a copy that
+    reads a dropped pair's source instead of its result, or nothing (dropped)."""
+    origin = {id(op): id(op) for op in operators}
     ops = list(operators)
     while True:
         pair = _find_pair(ops, tensors, outputs)
         if pair is None:
-            return ops
+            return {origin[id(op)]: op for op in ops}
         first, second = pair
         source, result = first.inputs[0], second.outputs[0]
         dropped = {id(first), id(second)}
-        ops = [
-            op if result not in op.inputs else _rewired(op, result, source)
-            for op in ops
-            if id(op) not in dropped
-        ]
+        kept = []
+        for op in ops:
+            if id(op) in dropped:
+                continue
+            if result in op.inputs:
+                new = _rewired(op, result, source)
+                origin[id(new)] = origin[id(op)]
+                op = new
+            kept.append(op)
+        ops = kept
 
 
 def _rewired(op: Operator, old: str, new: str) -> Operator:

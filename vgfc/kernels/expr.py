@@ -64,6 +64,10 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 _MAX_LENGTH = 500
 _MAX_POWER = 64
+_MAX_INT = 1 << 64
+"""Integers an expression may reach: far above any dimension, far below a slow big number."""
+_MAX_ITEMS = 4096
+"""Elements a list an expression builds may have (a list parameter plus a few more)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +198,18 @@ def _eval(node: ast.expr, scope: Mapping[str, Value]) -> Value:
         left, right = _eval(node.left, scope), _eval(node.right, scope)
         if isinstance(node.op, ast.Pow) and isinstance(right, int | float) and right > _MAX_POWER:
             raise ExprError(f"a power above {_MAX_POWER} is not allowed")
-        return _BINARY[type(node.op)](left, right)
+        if isinstance(left, str | tuple) or isinstance(right, str | tuple):
+            if not (isinstance(node.op, ast.Add) and type(left) is type(right)):
+                raise ExprError("strings and lists can only be joined with +")
+            if len(left) + len(right) > _MAX_ITEMS:
+                raise ExprError(f"a list or string longer than {_MAX_ITEMS}")
+        for value in (left, right):
+            if isinstance(value, int) and abs(value) > _MAX_INT:
+                raise ExprError("a number beyond 2**64")
+        result = _BINARY[type(node.op)](left, right)
+        if isinstance(result, int) and abs(result) > _MAX_INT:
+            raise ExprError("the result goes beyond 2**64")
+        return result
     if isinstance(node, ast.UnaryOp):
         value = _eval(node.operand, scope)
         if isinstance(node.op, ast.Not):

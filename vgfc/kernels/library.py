@@ -256,11 +256,13 @@ class _Lines:
         import yaml
 
         node = self.root
+        line = int(node.start_mark.line) + 1
         for step in path:
             if isinstance(node, yaml.MappingNode):
                 for k, v in node.value:
                     if k.value == step or str(k.value) == str(step):
                         node = v
+                        line = int(k.start_mark.line) + 1  # the key's line, not its block's
                         break
                 else:
                     break
@@ -268,9 +270,10 @@ class _Lines:
                 if step >= len(node.value):
                     break
                 node = node.value[step]
+                line = int(node.start_mark.line) + 1
             else:
                 break
-        return int(node.start_mark.line) + 1
+        return line
 
 
 def _validate(data: Any, lines: _Lines, shown: str) -> None:
@@ -297,8 +300,13 @@ def _validate(data: Any, lines: _Lines, shown: str) -> None:
 def _schema_message(error: Any) -> str:
     from vgfc.limits import quote
 
-    if error.validator == "additionalProperties":
-        return f"{error.message.split(' (')[0].replace('Additional', 'unknown')}"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        from vgfc.diagnostics import did_you_mean
+
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(str(k) for k in error.instance if k not in allowed)
+        if extra:
+            return f"unknown key '{quote(extra[0], 60)}'{did_you_mean(extra[0], allowed)}"
     if (
         error.validator == "oneOf"
         and error.schema.get("oneOf")
