@@ -12,7 +12,15 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vgfc.cli.support import escape, handle_errors, kernel_options, load_kernels, run_options
+from vgfc.cli.support import (
+    compile_options,
+    escape,
+    handle_errors,
+    kernel_options,
+    load_kernels,
+    run_options,
+    shader_options,
+)
 from vgfc.diagnostics import InputError
 
 __all__ = ["verify"]
@@ -61,6 +69,7 @@ __all__ = ["verify"]
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @kernel_options
+@shader_options
 @handle_errors
 def verify(
     model: Path,
@@ -76,6 +85,9 @@ def verify(
     as_json: bool,
     kernels: tuple[str, ...],
     no_auto_convert: bool,
+    include_dirs: tuple[Path, ...],
+    defines: tuple[str, ...],
+    target_env: str,
 ) -> None:
     """Compile MODEL, run it on the CPU and compare every output with an oracle.
 
@@ -92,7 +104,11 @@ def verify(
     from vgfc.numeric import random_inputs
     from vgfc.oracle import push_constants_by_op, verify_numbers
 
-    options = Options(libraries=load_kernels(kernels), auto_convert=not no_auto_convert)
+    options = Options(
+        compile_options(include_dirs, defines, target_env),
+        libraries=load_kernels(kernels),
+        auto_convert=not no_auto_convert,
+    )
     result = compile_model(model, options)
     graph = result.graph
     assert graph is not None
