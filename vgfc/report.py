@@ -91,17 +91,23 @@ def kernel_lines(c: Compilation) -> list[str]:
 REPORT_FORMAT = "vgfc.report/2"
 
 
-def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
+def compile_report(
+    c: Compilation, output: str | None, written: tuple[int, str] | None = None
+) -> dict[str, Any]:
     """What ``vgfc compile --report`` writes, documented by ``schemas/report.schema.json``. Its
-    ``vgf`` section is the ``vgfc inspect --json`` document of the file, with provenance."""
+    ``vgf`` section is the ``vgfc inspect --json`` document of the file, with provenance.
+
+    ``written`` is (size, SHA-256) of a VGF file that was streamed to disk
+    (:func:`vgfc.vgf.encode.encode_to`) rather than held in ``c.vgf``."""
     import hashlib
 
     from vgfc.lower.shader import ShaderModule
     from vgfc.vgf.decode import format_version
+    from vgfc.vgf.encode import FORMAT_VERSION
     from vgfc.vgf.model import model_json
 
     graph, plan, model, vgf = c.graph, c.plan, c.model, c.vgf
-    if graph is None or plan is None or model is None or vgf is None:
+    if graph is None or plan is None or model is None or (vgf is None and written is None):
         raise ValueError("a report needs a finished compilation")
     shaders = []
     for m in c.modules:
@@ -131,14 +137,20 @@ def compile_report(c: Compilation, output: str | None) -> dict[str, Any]:
             }
         )
     file_json = model_json(model)
-    file_json["version"] = format_version(vgf)
+    if vgf is not None:
+        file_json["version"] = format_version(vgf)
+        size, sha256 = len(vgf), hashlib.sha256(vgf).hexdigest()
+    else:
+        assert written is not None
+        file_json["version"] = FORMAT_VERSION
+        size, sha256 = written
     return {
         "format": REPORT_FORMAT,
         "model": graph.source,
         "output": output,
         "tosa_version": str(graph.version),
-        "vgf_bytes": len(vgf),
-        "vgf_sha256": hashlib.sha256(vgf).hexdigest(),
+        "vgf_bytes": size,
+        "vgf_sha256": sha256,
         "partitions": partition_json(graph, plan)["partitions"],
         "vgf": file_json,
         "bindings": dict(c.bindings),

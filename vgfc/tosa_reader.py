@@ -1,39 +1,48 @@
 """TOSA flatbuffer -> :class:`vgfc.ir.Graph`.
 
-This is the only module that touches the generated ``tosa`` package of tosa-tools. It reads the
-main block of the main region, keeps constant data as read-only numpy views of the input buffer
-(the file is memory-mapped, so nothing is copied until a later stage needs it) and turns every
-structural problem into an :class:`~vgfc.diagnostics.InputError` that names the file and the
-operator or tensor. Names, string attributes, ranks, element counts and shape values are held to
-:data:`vgfc.limits.LIMITS` as they are read, so no later stage meets a value it cannot hold.
+Reads the main block of the main region, keeps constant data as read-only numpy views of the
+input buffer (the file is memory-mapped, so nothing is copied until a later stage needs it) and
+turns every structural problem into an :class:`~vgfc.diagnostics.InputError` that names the file
+and the operator or tensor. Names, string attributes, ranks, element counts and shape values are
+held to :data:`vgfc.limits.LIMITS` as they are read, so no later stage meets a value it cannot
+hold.
+
+Why the fields are decoded here rather than through the generated ``tosa`` classes: those build
+a Python object per table and run several checked ``struct`` reads per field, so a
+100,000-operator model took 4.6 s to read. This reader walks the flatbuffer itself
+(:mod:`vgfc.flatbuffer`): one read per field, each vtable decoded once, and the tensor and
+operator tables of a big model read a field of all their entries at a time, so that the only
+Python objects made per entry are the IR's own. The generated package stays the specification:
+every vtable offset, field type and default comes from it (:mod:`vgfc.tosa_schema`), and a test
+reads every model the repository carries both ways, through the generated classes and through
+this module, and compares every tensor, constant byte, operator and attribute.
+
+A table of many entries is read in bulk (:meth:`_Reader.each`); anything unusual in an entry (a
+constant, a location, a name to check, an unknown code) has that entry read on its own, and
+anything out of range has the whole table read again one entry at a time, so that a broken file
+fails exactly as it does there.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import mmap
 import os
-import re
 import struct
 from collections.abc import Callable
-from functools import cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
-import tosa.Attribute
-import tosa.DType
-import tosa.NanPropagationMode
-import tosa.Op
-import tosa.ResizeMode
-import tosa.RoundingMode
-from tosa.TosaGraph import TosaGraph
 
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
 from vgfc.dtypes import numpy_dtype
+from vgfc.flatbuffer import U8, U32, U64, Buffer, Corrupt
 from vgfc.ir import Array, AttrValue, DType, Graph, Operator, Tensor, Version
 from vgfc.limits import LIMITS, quote
+from vgfc.tosa_schema import STRUCTURE, attribute_layout, schema
 
 __all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
 
@@ -50,24 +59,6 @@ def is_supported(version: Version) -> bool:
 
 
 _IDENTIFIER = b"TOSA"
-
-
-def _enum_names(cls: type) -> dict[int, str]:
-    return {v: k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
-
-
-_OP_NAMES = _enum_names(tosa.Op.Op)
-_DTYPES = {value: DType[name] for value, name in _enum_names(tosa.DType.DType).items()}
-_ATTRIBUTE_NAMES = _enum_names(tosa.Attribute.Attribute)
-
-# Attribute fields whose integer value is a schema enum: read back as the enum's name.
-_ENUM_FIELDS: dict[str, dict[int, str]] = {
-    "acc_type": {v: d.value for v, d in _DTYPES.items()},
-    "nan_mode": _enum_names(tosa.NanPropagationMode.NanPropagationMode),
-    "mode": _enum_names(tosa.ResizeMode.ResizeMode),
-    "rounding_mode": _enum_names(tosa.RoundingMode.RoundingMode),
-}
-# BlockSize/BlockShape values are the sizes themselves (BLOCK_SIZE_32 = 32), so they stay ints.
 
 
 def load(path: str | os.PathLike[str]) -> Graph:
@@ -98,129 +89,219 @@ def loads(data: bytes | bytearray | memoryview | mmap.mmap, source: str | None =
         return _Reader(data, source).graph()
     except VgfcError as e:
         raise e.at(where) from None
-    except (struct.error, IndexError, ValueError, TypeError, OverflowError, RecursionError) as e:
-        # The generated accessors do no bounds checking of their own: a truncated or corrupted
-        # buffer surfaces as an out-of-range read somewhere below.
+    except Corrupt as e:
+        raise InputError(f"malformed TOSA flatbuffer (truncated or corrupt): {e}", where) from None
+    except (struct.error, IndexError, ValueError, TypeError, OverflowError) as e:
+        # A truncated or corrupted buffer surfaces as an out-of-range read somewhere below.
         raise InputError(
             f"malformed TOSA flatbuffer (truncated or corrupt): {type(e).__name__}: {e}", where
         ) from None
 
 
-def _snake(camel: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).lower()
+_I32_VECTORS = [struct.Struct(f"<{n}i").unpack_from for n in range(LIMITS.rank_max + 1)]
+
+_BULK_FROM = 64
+"""Tables of tensors or operators at least this long are read in bulk (:meth:`_Reader.each`)."""
+
+T = TypeVar("T")
+
+_NO_ATTRS: MappingProxyType[str, AttrValue] = MappingProxyType({})
 
 
-FieldReader = Callable[[Any], AttrValue]
+class _Reader(Buffer):
+    """One pass over the model. A read out of range raises ``struct.error`` or
+    :class:`~vgfc.flatbuffer.Corrupt`, which :func:`loads` reports as a malformed file."""
 
-
-@cache
-def _attribute_fields(type_name: str) -> tuple[type, tuple[tuple[str, FieldReader], ...]]:
-    """The generated class of an attribute table and one reader per field, in schema order."""
-    module = __import__(f"tosa.{type_name}", fromlist=[type_name])
-    cls: type = getattr(module, type_name)
-    members = vars(cls)
-    suffixes = ("Length", "IsNone", "AsNumpy")
-    skip = {"Init", "GetRootAs", f"GetRootAs{type_name}", f"{type_name}BufferHasIdentifier"}
-    fields: list[tuple[str, FieldReader]] = []
-    for method in members:
-        if method.startswith("_") or method in skip or method.endswith(suffixes):
-            continue
-        snake = _snake(method)
-        if f"{method}AsNumpy" in members:
-            fields.append((snake, _vector_reader(method, snake)))
-        elif f"{method}Length" in members:
-            # Vectors of strings or tables: none exist in attribute tables today.
-            fields.append((snake, _list_reader(method)))
-        else:
-            fields.append((snake, _scalar_reader(method, _ENUM_FIELDS.get(snake))))
-    return cls, tuple(fields)
-
-
-def _vector_reader(method: str, snake: str) -> FieldReader:
-    as_numpy = f"{method}AsNumpy"
-
-    def read(table: Any) -> AttrValue:
-        array = getattr(table, as_numpy)()
-        if isinstance(array, int):  # the generated code returns 0 for an absent vector
-            array = np.zeros(0, np.uint8)
-        if array.dtype == np.uint8:
-            # Raw value bytes (CLAMP bounds, CUSTOM implementation_attrs): decoded later,
-            # where the element type is known.
-            return bytes(array)
-        return tuple(int(v) for v in array)
-
-    return read
-
-
-def _list_reader(method: str) -> FieldReader:
-    length = f"{method}Length"
-
-    def read(table: Any) -> AttrValue:
-        items = [getattr(table, method)(j) for j in range(getattr(table, length)())]
-        return tuple(items)
-
-    return read
-
-
-def _scalar_reader(method: str, enum: dict[int, str] | None) -> FieldReader:
-    def read(table: Any) -> AttrValue:
-        value = getattr(table, method)()
-        if isinstance(value, bytes):
-            # String fields (a custom op's operator_name, domain_name) are names.
-            return _name(value, what="", key=_snake(method))
-        if enum is not None and isinstance(value, int) and not isinstance(value, bool):
-            if value not in enum:
-                raise InputError(f"unknown enum value {value}", key=_snake(method))
-            return enum[value]
-        return value  # type: ignore[no-any-return]
-
-    return read
-
-
-class _Reader:
     def __init__(self, buf: Any, source: str | None) -> None:
-        self.buf = buf
+        super().__init__(buf)
         self.source = source
+        self.schema = schema()
+        self.strings: dict[int, str] = {}
+        """Tensor names by position: a writer that shares strings has each decoded once."""
+        self.fell_back = 0
+        """How often a bulk reading gave up (for the tests: never, on a well-formed file)."""
+
+    def name(self, at: int) -> str:
+        """The tensor name whose length prefix is at ``at``."""
+        name = self.strings.get(at)
+        if name is None:
+            name = self.strings[at] = _name(self.raw_string(at))
+        return name
+
+    def names(self, at: int) -> tuple[str, ...]:
+        """The tensor names of the ``[string]`` an offset field at ``at`` points to."""
+        view = self.view
+        start = at + U32(view, at)[0]
+        if U32(view, start)[0] == 1:  # the common case, in short
+            at = start + 4
+            at += U32(view, at)[0]
+            return (self.strings.get(at) or self.name(at),)
+        return tuple(map(self.name, self.offsets(at)))
 
     def graph(self) -> Graph:
-        root = TosaGraph.GetRootAs(self.buf, 0)
-        version = self._version(root)
-        regions = [root.Regions(i) for i in range(root.RegionsLength())]
+        layouts = self.schema.voffsets
+        root = U32(self.view, 0)[0]
+        version_at, regions_at = self.fields(root, layouts["TosaGraph"])
+        version = self._version(root + version_at if version_at else None)
+        regions = self.offsets(root + regions_at) if regions_at else []
         if not regions:
             raise InputError("the model has no regions (no main graph)")
-        names = tuple(
-            _name(r.Name(), "region name") or f"region_{i}" for i, r in enumerate(regions)
+        region_fields = [self.fields(r, layouts["TosaRegion"]) for r in regions]
+        raw_names = [
+            self.string(r + name_at) if name_at else None
+            for r, (name_at, _) in zip(regions, region_fields, strict=True)
+        ]
+        names = tuple(_name(raw, "region name") or f"region_{i}" for i, raw in enumerate(raw_names))
+        index = names.index("main") if "main" in names else 0
+        main, (_, blocks_at) = regions[index], region_fields[index]
+        blocks = self.offsets(main + blocks_at) if blocks_at else []
+        if not blocks:
+            raise InputError(f"region '{_text(raw_names[index])}' has no basic blocks")
+        block = blocks[0]
+        ops_at, tensors_at, inputs_at, outputs_at, shapes_at = self.fields(
+            block, layouts["TosaBasicBlock"]
         )
-        main = regions[names.index("main")] if "main" in names else regions[0]
-        if main.BlocksLength() == 0:
-            raise InputError(f"region '{_text(main.Name())}' has no basic blocks")
-        block = main.Blocks(0)
-
-        tensors: dict[str, Tensor] = {}
-        for i in range(block.TensorsLength()):
-            self._add(tensors, self._tensor(block.Tensors(i)))
-        for i in range(block.ShapesLength()):
-            self._add(tensors, self._shape(block.Shapes(i)))
-        operators = tuple(
-            self._operator(i, block.Operators(i)) for i in range(block.OperatorsLength())
+        read = self.each(
+            block + tensors_at if tensors_at else 0, lambda _, t: self.tensor(t), self.bulk_tensors
         )
-        operators = tuple(self._typed_clamp(op, tensors) for op in operators)
+        tensors = {t.name: t for t in read}
+        if len(tensors) != len(read):
+            _first_duplicate(read)
+        for t in self.offsets(block + shapes_at) if shapes_at else ():
+            self._add(tensors, self._shape(t))
+        operators = self.each(block + ops_at if ops_at else 0, self.operator, self.bulk_operators)
+        for i, op in enumerate(operators):
+            if op.op == "CLAMP":
+                operators[i] = self._typed_clamp(op, tensors)
         return Graph(
             tensors=MappingProxyType(tensors),
-            operators=operators,
-            inputs=tuple(_name(block.Inputs(i)) for i in range(block.InputsLength())),
-            outputs=tuple(_name(block.Outputs(i)) for i in range(block.OutputsLength())),
+            operators=tuple(operators),
+            inputs=self.names(block + inputs_at) if inputs_at else (),
+            outputs=self.names(block + outputs_at) if outputs_at else (),
             version=version,
             source=self.source,
             regions=names,
         )
 
-    @staticmethod
-    def _version(root: TosaGraph) -> Version:
-        fb = root.Version()
-        if fb is None:
+    def each(
+        self,
+        at: int,
+        one: Callable[[int, int], T],
+        bulk: Callable[[list[int]], list[T]],
+    ) -> list[T]:
+        """The tables of the vector an offset field at ``at`` (0: none) points to, read by
+        ``one(index, position)`` each, or by ``bulk`` all at once when there are many. Whatever
+        surprises the bulk reading (an offset out of range, say) has the tables read one by one
+        instead, so that a broken file fails as it does there."""
+        tables = self.offsets(at) if at else []
+        if len(tables) >= _BULK_FROM:
+            try:
+                return bulk(tables)
+            except VgfcError:
+                raise
+            except Exception:  # read again, one by one, to find what is wrong
+                self.fell_back += 1
+        return [one(i, t) for i, t in enumerate(tables)]
+
+    # -- the two big tables in bulk
+
+    def bulk_tensors(self, tables: list[int]) -> list[Tensor]:
+        """The tensors at ``tables``: what :meth:`tensor` reads, with the fields of all tables
+        read at once; a tensor with anything unusual (constant data, an unranked or too large
+        shape, an unknown type, a name to check) is read by :meth:`tensor` itself, in order,
+        so that errors come as they do there."""
+        t = np.array(tables, np.int64)
+        f = self.columns(t, self.schema.voffsets["TosaTensor"]).T
+        name_at, shape_at, type_at, data_at, variable_at, unranked_at, offset_at = f[:7]
+        codes = self.present(t, type_at, "<u4")
+        plain = np.isin(codes, list(self.schema.dtypes))
+        plain &= self.present(t, unranked_at, "<u1") == 0
+        plain &= self.present(t, offset_at, "<u8") <= 1
+        plain &= self.counts(np.where(data_at != 0, t + data_at, 0))[1] == 0
+        variables = (self.present(t, variable_at, "<u1") != 0).tolist()
+        named = np.flatnonzero(name_at)
+        fields = t[named] + name_at[named]
+        found, bad = self.texts(fields + self.gather(fields, "<u4"), LIMITS.name_length_max)
+        plain[named[bad]] = False
+        if named.size == t.size:
+            names = found
+        else:  # a tensor without a name is named ""
+            every = np.full(t.size, "", object)
+            every[named] = found
+            names = every.tolist()
+        shapes = np.where(shape_at != 0, t + shape_at, 0)
+        # A rank over the limit is left to `tensor`, which refuses it: its values are not read.
+        ranked = self.counts(shapes)[1] <= LIMITS.rank_max
+        plain &= ranked
+        dims, bounds = self.vectors(shapes, ranked)
+        values = self.gather(dims, "<i4")
+        # Shapes whose element count comes anywhere near the limit are checked by `tensor`.
+        log = np.zeros(values.size + 1)
+        np.cumsum(np.log2(np.maximum(values, 1)), out=log[1:])
+        plain &= log[bounds[1:]] - log[bounds[:-1]] < math.log2(LIMITS.elements_max) - 1
+        flat, edges = tuple(values.tolist()), bounds.tolist()
+        dims_of = [flat[a:b] for a, b in itertools.pairwise(edges)]
+        dtypes = self.schema.dtypes
+        types = [dtypes.get(code, DType.UNKNOWN) for code in codes.tolist()]
+        out = list(map(Tensor, names, dims_of, types, itertools.repeat(None), variables))
+        for i in np.flatnonzero(~plain).tolist():
+            out[i] = self.tensor(tables[i])
+        return out
+
+    def bulk_operators(self, tables: list[int]) -> list[Operator]:
+        """The operators at ``tables``, as :meth:`operator` reads them, with the fields of all
+        tables read at once; one with anything unusual is read by :meth:`operator` itself."""
+        t = np.array(tables, np.int64)
+        f = self.columns(t, self.schema.voffsets["TosaOperator"]).T
+        code_at, kind_at, attr_at, inputs_at, outputs_at, location_at = f
+        codes = self.present(t, code_at, "<u4")
+        op_names = self.schema.op_names
+        plain = np.isin(codes, [c for c in op_names if c]) & (location_at == 0)
+        longest = LIMITS.name_length_max
+        inputs, input_bounds, bad = self.string_vectors(
+            np.where(inputs_at != 0, t + inputs_at, 0), longest
+        )
+        plain &= ~bad
+        outputs, output_bounds, bad = self.string_vectors(
+            np.where(outputs_at != 0, t + outputs_at, 0), longest
+        )
+        plain &= ~bad
+        kinds = self.present(t, kind_at, "<u1")
+        attrs_at = np.where(attr_at != 0, t + attr_at, 0).tolist()
+        ops = [op_names.get(code, "") for code in codes.tolist()]
+        attrs = [_NO_ATTRS] * t.size
+        replaced: dict[int, Operator] = {}
+        # In order, so that the first error is the one the item-by-item reading meets first.
+        for index in np.flatnonzero(~plain | (kinds != 0)).tolist():
+            if not plain[index]:
+                replaced[index] = self.operator(index, tables[index])
+                continue
+            try:
+                attrs[index] = self.attributes(int(kinds[index]), attrs_at[index])
+            except VgfcError as e:
+                raise e.at(op_index=index, op=ops[index]) from None
+        read_in, read_out = tuple(inputs), tuple(outputs)
+        ins = [read_in[a:b] for a, b in itertools.pairwise(input_bounds.tolist())]
+        outs = [read_out[a:b] for a, b in itertools.pairwise(output_bounds.tolist())]
+        out = list(map(Operator, range(t.size), ops, ins, outs, attrs))
+        for index, op in replaced.items():
+            out[index] = op
+        return out
+
+    def _version(self, at: int | None) -> Version:
+        if at is None:
             raise InputError("the model has no TOSA version")
-        version = Version(fb._Major(), fb._Minor(), fb._Patch(), bool(fb._Draft()))
+        table = self.table(at)
+        fields = [self.schema.fields[f"Version.{m}"] for m in STRUCTURE["Version"]]
+        values = [
+            f.flags.py_type(f.flags.packer_type.unpack_from(self.view, table + where)[0])
+            if where
+            else f.default
+            for f, where in zip(
+                fields, self.fields(table, self.schema.voffsets["Version"]), strict=True
+            )
+        ]
+        version = Version(int(values[0]), int(values[1]), int(values[2]), bool(values[3]))
         if not is_supported(version):
             raise UnsupportedError(
                 f"unsupported TOSA version {version} (vgfc reads {SUPPORTED_VERSIONS_TEXT})"
@@ -233,49 +314,65 @@ class _Reader:
             raise InputError("tensor is defined more than once", tensor=tensor.name)
         tensors[tensor.name] = tensor
 
-    def _tensor(self, fb: Any) -> Tensor:
-        name = _name(fb.Name())
-        code = fb.Type()
-        if code not in _DTYPES:
+    def tensor(self, t: int) -> Tensor:
+        view = self.view
+        name_at, shape_at, type_at, data_at, variable_at, unranked_at, offset_at, size_at = (
+            self.fields(t, self.schema.voffsets["TosaTensor"])
+        )
+        name = ""
+        if name_at:
+            at = t + name_at
+            at += U32(view, at)[0]
+            name = self.strings.get(at) or self.name(at)
+        code = U32(view, t + type_at)[0] if type_at else 0
+        dtype = self.schema.dtypes.get(code)
+        if dtype is None:
             raise InputError(f"unknown element type code {code}", tensor=name)
-        dtype = _DTYPES[code]
-        unranked = bool(fb.IsUnranked())
-        if not unranked and fb.ShapeLength() > LIMITS.rank_max:
-            raise InputError(
-                f"rank {fb.ShapeLength()} is more than the {LIMITS.rank_max} vgfc reads",
-                tensor=name,
-            )
-        shape = None if unranked else tuple(int(d) for d in _numpy(fb.ShapeAsNumpy()))
-        # Dynamic dimensions (-1) count as 1: the static ones alone must fit.
-        elements = math.prod(1 if d < 0 else d for d in shape or ())
-        if elements > LIMITS.elements_max:
-            raise InputError(
-                f"shape {quote(list(shape or ()))} has {elements} elements, more than the "
-                f"{LIMITS.elements_max} vgfc reads",
-                tensor=name,
-            )
-        raw: Array | None = None
-        if fb.DataLength():
-            raw = _numpy(fb.DataAsNumpy())
-        elif fb.Offset() > 1:
-            raw = self._external(name, fb.Offset(), fb.Size())
-        data = _decode(name, dtype, shape, raw) if raw is not None else None
-        return Tensor(name, shape, dtype, data, is_variable=bool(fb.Variable()))
+        shape: tuple[int, ...] | None = None
+        if not (unranked_at and U8(view, t + unranked_at)[0]):
+            shape = ()
+            if shape_at:
+                start, rank = self.vector(t + shape_at)
+                if rank > LIMITS.rank_max:
+                    raise InputError(
+                        f"rank {rank} is more than the {LIMITS.rank_max} vgfc reads", tensor=name
+                    )
+                shape = _I32_VECTORS[rank](view, start)
+                # Dynamic dimensions (-1) count as 1: the static ones alone must fit.
+                elements = math.prod(d if d >= 0 else 1 for d in shape)
+                if elements > LIMITS.elements_max:
+                    raise InputError(
+                        f"shape {quote(list(shape))} has {elements} elements, more than the "
+                        f"{LIMITS.elements_max} vgfc reads",
+                        tensor=name,
+                    )
+        data = None
+        if data_at:
+            raw = self.ubytes(t + data_at)
+            if raw.size:
+                data = _decode(name, dtype, shape, raw)
+        if data is None and offset_at:
+            offset = U64(view, t + offset_at)[0]
+            if offset > 1:
+                size = U64(view, t + size_at)[0] if size_at else 0
+                data = _decode(name, dtype, shape, self._external(name, offset, size))
+        variable = bool(variable_at and U8(view, t + variable_at)[0])
+        return Tensor(name, shape, dtype, data, variable)
 
     def _external(self, name: str, offset: int, size: int) -> Array:
         """Constant data stored after the flatbuffer (models over 2 GB)."""
-        if offset + size > len(self.buf):
+        if offset + size > self.size:
             raise InputError(
                 f"constant data at offset {offset} with size {size} lies beyond the end of the "
-                f"file ({len(self.buf)} bytes)",
+                f"file ({self.size} bytes)",
                 tensor=name,
             )
-        return np.frombuffer(self.buf, dtype=np.uint8, count=size, offset=offset)
+        return self.all_bytes()[offset : offset + size]
 
-    @staticmethod
-    def _shape(fb: Any) -> Tensor:
-        name = _name(fb.Name())
-        rank = int(fb.Rank())
+    def _shape(self, t: int) -> Tensor:
+        name_at, rank_at, data_at = self.fields(t, self.schema.voffsets["TosaShape"])
+        name = self.name(self.table(t + name_at)) if name_at else ""
+        rank = U32(self.view, t + rank_at)[0] if rank_at else 0
         if rank > LIMITS.shape_values_max:
             raise InputError(
                 f"a shape value of {rank} values, more than the {LIMITS.shape_values_max} vgfc "
@@ -283,49 +380,81 @@ class _Reader:
                 tensor=name,
             )
         data = None
-        if fb.DataLength():
-            data = _decode(name, DType.SHAPE, (rank,), _numpy(fb.DataAsNumpy()))
+        if data_at:
+            raw = self.ubytes(t + data_at)
+            if raw.size:
+                data = _decode(name, DType.SHAPE, (rank,), raw)
         return Tensor(name, (rank,), DType.SHAPE, data, is_shape=True)
 
-    def _operator(self, index: int, fb: Any) -> Operator:
-        code = fb.Op()
-        if code not in _OP_NAMES or code == 0:
+    def operator(self, index: int, t: int) -> Operator:
+        """The operator at ``t``, the ``index``-th of the block."""
+        code_at, kind_at, attr_at, inputs_at, outputs_at, location_at = self.fields(
+            t, self.schema.voffsets["TosaOperator"]
+        )
+        code = U32(self.view, t + code_at)[0] if code_at else 0
+        op = self.schema.op_names.get(code) if code else None
+        if op is None:
             raise InputError(f"unknown op code {code}", op_index=index)
-        op = _OP_NAMES[code]
         try:
-            attrs = self._attributes(op, fb)
-            location = fb.Location()
-            return Operator(
-                index=index,
-                op=op,
-                inputs=tuple(_name(fb.Inputs(i)) for i in range(fb.InputsLength())),
-                outputs=tuple(_name(fb.Outputs(i)) for i in range(fb.OutputsLength())),
-                attrs=MappingProxyType(attrs),
-                location_text=(_text(location.Text()) or None) if location is not None else None,
-            )
+            kind = U8(self.view, t + kind_at)[0] if kind_at else 0
+            attrs = self.attributes(kind, t + attr_at if attr_at else 0) if kind else _NO_ATTRS
+            inputs = self.names(t + inputs_at) if inputs_at else ()
+            outputs = self.names(t + outputs_at) if outputs_at else ()
+            location = None
+            if location_at:
+                loc = self.table(t + location_at)
+                (text_at,) = self.fields(loc, self.schema.voffsets["OpLocation"])
+                location = _text(self.string(loc + text_at) if text_at else None) or None
+            return Operator(index, op, inputs, outputs, attrs, location)
         except VgfcError as e:
             raise e.at(op_index=index, op=op) from None
 
-    @staticmethod
-    def _attributes(op: str, fb: Any) -> dict[str, AttrValue]:
-        kind = fb.AttributeType()
-        if kind == 0:
-            return {}
-        type_name = _ATTRIBUTE_NAMES.get(kind)
+    def attributes(self, kind: int, at: int) -> MappingProxyType[str, AttrValue]:
+        """The fields of the attribute table (of union type ``kind``) an offset at ``at`` (0:
+        none) points to."""
+        type_name = self.schema.attribute_names.get(kind)
         if type_name is None:
             raise InputError(f"unknown attribute type code {kind}")
-        cls, fields = _attribute_fields(type_name)
-        table = fb.Attribute()
-        if table is None:
-            return {}
-        attr = cls()
-        attr.Init(table.Bytes, table.Pos)
-        return {name: read(attr) for name, read in fields}
+        voffsets, layout = attribute_layout(type_name)
+        if not at:
+            return _NO_ATTRS
+        table = self.table(at)
+        view = self.view
+        attrs: dict[str, AttrValue] = {}
+        for f, where in zip(layout, self.fields(table, voffsets), strict=True):
+            value: AttrValue
+            if f.kind == "scalar":
+                if not where:
+                    value = f.default
+                else:
+                    assert f.unpack is not None
+                    value = f.unpack(view, table + where)[0]
+                    if f.convert is not None:
+                        value = f.convert(value)
+                if f.enum is not None and isinstance(value, int) and not isinstance(value, bool):
+                    if value not in f.enum:
+                        raise InputError(f"unknown enum value {value}", key=f.name)
+                    value = f.enum[value]
+            elif f.kind == "string":
+                value = _name(self.string(table + where), "", f.name) if where else None
+            elif not where:
+                value = b""  # what the generated code gives for an absent vector
+            elif f.kind == "bytes":
+                # Raw value bytes (CLAMP bounds, CUSTOM implementation_attrs): decoded later,
+                # where the element type is known.
+                value = self.ubytes(table + where).tobytes()
+            else:
+                start, count = self.vector(table + where)
+                if start + count * f.size > self.size:
+                    raise Corrupt(f"vector of {count} values at {start} runs past the buffer")
+                value = struct.unpack_from(f"<{count}{f.code}", view, start)
+            attrs[f.name] = value
+        return MappingProxyType(attrs)
 
     @staticmethod
     def _typed_clamp(op: Operator, tensors: dict[str, Tensor]) -> Operator:
         """CLAMP bounds are raw bytes of the input's element type: read them as numbers."""
-        if op.op != "CLAMP" or not op.inputs or op.inputs[0] not in tensors:
+        if not op.inputs or op.inputs[0] not in tensors:
             return op
         dtype = tensors[op.inputs[0]].dtype
         attrs = dict(op.attrs)
@@ -340,13 +469,15 @@ class _Reader:
         return dataclasses.replace(op, attrs=MappingProxyType(attrs))
 
 
+def _first_duplicate(tensors: list[Tensor]) -> None:
+    """Raise for the first tensor whose name an earlier one has."""
+    seen: dict[str, Tensor] = {}
+    for tensor in tensors:
+        _Reader._add(seen, tensor)
+
+
 def _raw_bytes(data: bytes) -> Array:
     return np.frombuffer(data, dtype=np.uint8)
-
-
-def _numpy(value: Any) -> Array:
-    """The generated ``*AsNumpy`` accessors return 0 for an absent vector."""
-    return np.zeros(0, np.uint8) if isinstance(value, int) else value
 
 
 def _name(value: bytes | None, what: str = "tensor name", key: str | None = None) -> str:

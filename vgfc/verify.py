@@ -47,26 +47,30 @@ def verify(graph: Graph) -> tuple[int, ...]:
 
     defined_by: dict[str, Operator | None] = dict.fromkeys(graph.inputs)
     for op in graph.operators:
-        at = graph.where(op)
         for name in (*op.inputs, *op.outputs):
             if name not in graph.tensors:
+                at = graph.where(op)
                 raise InputError("refers to a tensor the model does not define", at, tensor=name)
         for name in op.outputs:
             if name in defined_by:
                 first = defined_by[name]
                 other = f"op #{first.index} {first.op}" if first else "the graph input"
-                raise InputError(f"writes a tensor already written by {other}", at, tensor=name)
+                raise InputError(
+                    f"writes a tensor already written by {other}", graph.where(op), tensor=name
+                )
             defined_by[name] = op
         if op.is_constant:
             if op.inputs:
-                raise InputError("a constant takes no inputs", at, tensor=op.inputs[0])
+                raise InputError("a constant takes no inputs", graph.where(op), tensor=op.inputs[0])
             for name in op.outputs:
                 if graph.tensors[name].data is None:
-                    raise InputError("constant has no data", at, tensor=name)
+                    raise InputError("constant has no data", graph.where(op), tensor=name)
         for key in _REGION_ATTRS.get(op.op, ()):
             region = op.attrs.get(key)
             if not isinstance(region, str) or region not in graph.regions:
-                raise InputError(f"refers to region {region!r}, which the model lacks", at, key=key)
+                raise InputError(
+                    f"refers to region {region!r}, which the model lacks", graph.where(op), key=key
+                )
 
     for op in graph.operators:
         for name in op.inputs:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import time
 from pathlib import Path
+from typing import BinaryIO
 
 import click
 
@@ -75,6 +79,7 @@ def compile_command(
     from vgfc.cli.tables import word_table
     from vgfc.compiler import Options, compile_model
     from vgfc.report import compile_report, kernel_lines, summarize_ops
+    from vgfc.vgf.encode import encode_to
 
     output = output or model.with_suffix(".vgf")
     options = Options(
@@ -85,21 +90,36 @@ def compile_command(
         auto_convert=not no_auto_convert,
     )
     console = stderr_console()
+    # The pipeline stops before encoding: the VGF streams from the layout to the output file,
+    # so constants go from the mapped input to disk without a copy in memory.
     if quiet or not console.is_terminal:
-        result = compile_model(model, options)
+        result = compile_model(model, options, stop_after="layout")
     else:
         with console.status("compiling") as status:
-            result = compile_model(model, options, lambda s: status.update(f"{s}..."))
+            result = compile_model(
+                model, options, lambda s: status.update(f"{s}..."), stop_after="layout"
+            )
     for d in result.warnings:
         print_diagnostic(console, d)
-    assert result.vgf is not None and result.model is not None and result.graph is not None
-    report_bytes = None
-    if report is not None:
-        doc = compile_report(result, str(output))
-        report_bytes = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
-    write_atomically(output, result.vgf)
-    if report is not None and report_bytes is not None:
-        write_atomically(report, report_bytes)
+    assert result.model is not None and result.graph is not None
+    laid_out = result.model
+    digest = hashlib.sha256() if report is not None else None
+    size = 0
+
+    def write(file: BinaryIO) -> None:
+        nonlocal size
+        size = encode_to(laid_out, file, digest)
+
+    start = time.perf_counter()
+    write_atomically(output, write)
+    timings = (*result.timings, ("encode", time.perf_counter() - start))
+    if report is not None and digest is not None:
+        doc = compile_report(
+            dataclasses.replace(result, timings=timings),
+            str(output),
+            written=(size, digest.hexdigest()),
+        )
+        write_atomically(report, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
     if quiet:
         return
     vgf = result.model
@@ -121,11 +141,11 @@ def compile_command(
             )
         )
     columns = ("#", "type", "module", "code", "operators", "dispatch", "push")
-    title = escape(f"{output}: {len(result.vgf)} bytes")
+    title = escape(f"{output}: {size} bytes")
     out.print(word_table(title, columns, rows, out.width))
     for line in kernel_lines(result):
         out.print(escape(line))
-    timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.timings)
+    timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in timings)
     out.print(
         f"{len(vgf.segments)} segments, {len(vgf.resources)} resources, "
         f"{len(vgf.constants)} constants; {timing}"

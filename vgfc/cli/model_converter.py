@@ -189,6 +189,7 @@ def model_converter(
     vgfc-model-converter --version
     """
     from vgfc.compiler import Options, compile_model
+    from vgfc.vgf.encode import encode_to
 
     if tosa_flatbuffer:
         raise UnsupportedError(
@@ -201,8 +202,9 @@ def model_converter(
     if type_narrowing.lower() != "none":
         _note(f"--type-narrowing {type_narrowing} ignored: vgfc keeps the model's element types")
     options = Options(compile_options(include_dirs, defines, target_env))
-    result = compile_model(input_path, options)
-    assert result.vgf is not None and result.model is not None
+    result = compile_model(input_path, options, stop_after="layout")
+    assert result.model is not None
+    laid_out = result.model
     if disable_replicated_composites:
         for module in result.model.modules:
             if module.spirv is not None and _uses_capability(
@@ -215,10 +217,10 @@ def model_converter(
                     file=str(input_path),
                 )
     if output == "-":
-        sys.stdout.buffer.write(result.vgf)
+        encode_to(laid_out, sys.stdout.buffer)
         sys.stdout.buffer.flush()
     else:
-        write_atomically(Path(output), result.vgf)
+        write_atomically(Path(output), lambda f: encode_to(laid_out, f))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -104,8 +104,12 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename: never a partial file."""
+def write_atomically(path: Path, data: bytes | Callable[[Any], object]) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename: never a partial file.
+
+    ``data`` is the bytes, or a function that writes them to the binary file it is given (so
+    that a large output, a VGF with gigabytes of constants, streams to disk instead of being
+    built in memory first); if it raises, nothing is written."""
     target = path.resolve()
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -113,7 +117,10 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise InputError(f"cannot write output file: {e.strerror}", file=str(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if callable(data):
+                data(f)
+            else:
+                f.write(data)
         # mkstemp creates 0600; give the file the mode a plain open() would: the existing file's,
         # else 0666 less the umask.
         os.chmod(tmp, _mode_for(target))

@@ -32,7 +32,7 @@ from vgfc.spirv.extinst import TOSA_SET
 from vgfc.spirv.tensors import (
     BASE_CAPABILITIES,
     BASE_EXTENSIONS,
-    constant_bytes,
+    constant_buffer,
     spirv_shape,
     storage_dtype,
     tensor_constant,
@@ -68,8 +68,9 @@ class GraphConstant:
     SHAPE -> INT32, which are widened the way their SPIR-V tensor types are."""
     shape: tuple[int, ...]
     """Shape of the SPIR-V tensor (a rank-0 tensor has shape ``(1,)``)."""
-    data: bytes
-    """Packed little-endian elements; BOOL is one byte per element (0xFF for true)."""
+    data: bytes | memoryview
+    """Packed little-endian elements; BOOL is one byte per element (0xFF for true). Where no
+    conversion is needed, a read-only byte view of the tensor's data (of the input file)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +264,7 @@ class _Emitter:
             name,
             storage_dtype(tensor.dtype),
             shape,
-            constant_bytes(tensor.dtype, data),
+            constant_buffer(tensor.dtype, data),
         )
         return b.graph_constant(tensor_type(b, tensor.dtype, tensor.shape or ()), constant_id)
 

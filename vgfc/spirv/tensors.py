@@ -28,6 +28,7 @@ __all__ = [
     "BASE_CAPABILITIES",
     "BASE_EXTENSIONS",
     "as_array",
+    "constant_buffer",
     "constant_bytes",
     "element_type",
     "scalar_constant",
@@ -184,3 +185,18 @@ def constant_bytes(dtype: DType, values: Array) -> bytes:
     if flat.dtype.byteorder == ">":
         flat = flat.byteswap().view(flat.dtype.newbyteorder("<"))
     return flat.tobytes()
+
+
+def constant_buffer(dtype: DType, values: Array) -> bytes | memoryview:
+    """:func:`constant_bytes` without the copy where those bytes are the array's own memory
+    (contiguous little-endian elements of the stored type): then a read-only byte view of
+    ``values``, which for a constant read from a file is a view of the file itself. The VGF
+    encoder streams such a view to the output, so a constant is never copied in between."""
+    stored = storage_dtype(dtype)
+    flat = np.ascontiguousarray(values).reshape(-1)
+    if stored is not DType.BOOL and flat.dtype.byteorder != ">":
+        little = numpy_dtype(stored)
+        if _element(stored).kind != "int" or little is None or flat.dtype == little:
+            view = flat.view(np.uint8).data
+            return view if view.readonly else view.toreadonly()
+    return constant_bytes(dtype, values)

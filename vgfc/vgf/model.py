@@ -172,7 +172,9 @@ class Constant:
 
     resource: int
     """Index of its CONSTANT resource."""
-    data: bytes
+    data: bytes | memoryview
+    """The bytes the file stores: for a constant vgfc laid out, often a read-only view of the
+    input file (a byte view, so ``len`` is its size), which the encoder streams to the output."""
     sparsity_dimension: int = -1
 
 
