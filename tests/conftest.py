@@ -47,3 +47,15 @@ def vgfc_exe():
         return Run(p.returncode, p.stdout, p.stderr)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def isolated_shader_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+):
+    """Each test gets its own empty shader cache (``VGFC_CACHE_DIR``, which subprocesses
+    inherit): the suite never reads or fills the user's cache, and no test sees another's
+    entries."""
+    folder = tmp_path_factory.mktemp("vgfc-cache")
+    monkeypatch.setenv("VGFC_CACHE_DIR", str(folder))
+    return folder

@@ -815,7 +815,7 @@ BUFFERS = """
         (
             KERNEL.replace("file: affine.comp", "file: broken.comp"),
             None,
-            "'not_declared_anywhere' : undeclared identifier",
+            "'not_declared_anywhere': undeclared identifier",
         ),
     ],
     ids=[
@@ -852,7 +852,7 @@ BAD_LIBRARIES = {
     "missing_shader": ("kernels[0].shader.file", "no such file: no_such_shader.comp"),
     "unknown_dim": ("kernels[0].dispatch.global[0]", "reads 'D'"),
     "cycle": ("compose.ops[0]", "the composed ops form a cycle"),
-    "broken_shader": ("broken", "'not_declared_anywhere' : undeclared identifier"),
+    "broken_shader": ("broken", "'not_declared_anywhere': undeclared identifier"),
     "resources_mismatch": ("resources.y", "declared at set 0 binding 2"),
 }
 # Found when the library is read: every command that takes --kernels fails the same way.

@@ -259,7 +259,7 @@ def _pipeline(
             d = _from_library(graph, e.diagnostic)
             if d is e.diagnostic:
                 raise
-            raise type(e)(d.message, d.location) from None
+            raise type(e)(d.message, d.location, excerpt=d.excerpt) from None
 
     lowered = run("lower", lower_all)
     run.diagnostics.extend(_from_library(graph, d) for d in lowered.diagnostics)

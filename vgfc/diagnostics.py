@@ -52,6 +52,10 @@ class Location:
     """A tensor the diagnostic is about."""
     key: str | None = None
     """An attribute key, e.g. ``input_1_vkformat``."""
+    line: int | None = None
+    """A line in the text the key holds (a shader's source), 1-based."""
+    column: int | None = None
+    """A column in that line, 1-based."""
 
     def __post_init__(self) -> None:
         # Names and keys come from the model: shown on one line, a long one cut.
@@ -93,8 +97,13 @@ class Location:
             parts.append(" ".join(words))
         if self.tensor is not None:
             parts.append(f"tensor '{self.tensor}'")
-        if self.key is not None:
-            parts.append(self.key)
+        if self.key is not None or self.line is not None:
+            where = self.key if self.key is not None else "line"
+            if self.line is not None:
+                where += f":{self.line}" if self.key is not None else f" {self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+            parts.append(where)
         return ": ".join(parts)
 
     def as_dict(self) -> dict[str, object]:
@@ -127,6 +136,8 @@ class Diagnostic:
     severity: Severity
     message: str
     location: Location = Location()
+    excerpt: tuple[str, ...] = ()
+    """Lines shown under the message: the offending source line and a caret under the column."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "message", clip(self.message, LIMITS.message_length))
@@ -137,12 +148,15 @@ class Diagnostic:
         return f"{prefix}: {self.message}" if prefix else self.message
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "severity": self.severity.value,
             "message": self.message,
             "location": self.location.as_dict(),
             "text": self.render(),
         }
+        if self.excerpt:
+            out["excerpt"] = list(self.excerpt)
+        return out
 
 
 class VgfcError(Exception):
@@ -150,12 +164,20 @@ class VgfcError(Exception):
 
     kind: ErrorKind = ErrorKind.INPUT
 
-    def __init__(self, message: str, location: Location | None = None, **where: object) -> None:
+    def __init__(
+        self,
+        message: str,
+        location: Location | None = None,
+        *,
+        excerpt: tuple[str, ...] = (),
+        **where: object,
+    ) -> None:
         loc = location or Location()
         if where:
             loc = dataclasses.replace(loc, **where)  # type: ignore[arg-type]
         self.message = clip(message, LIMITS.message_length)
         self.location = loc
+        self.excerpt = excerpt
         super().__init__(self.render())
 
     def at(self, location: Location | None = None, **where: object) -> VgfcError:
@@ -169,7 +191,7 @@ class VgfcError(Exception):
 
     @property
     def diagnostic(self) -> Diagnostic:
-        return Diagnostic(Severity.ERROR, self.message, self.location)
+        return Diagnostic(Severity.ERROR, self.message, self.location, self.excerpt)
 
     def render(self) -> str:
         return self.diagnostic.render()

@@ -58,6 +58,8 @@ def print_diagnostic(console: Console, d: Diagnostic, label: str | None = None) 
         label = d.severity.value
     colour = "red" if d.severity is Severity.ERROR else "yellow"
     console.print(f"[bold {colour}]{escape(label)}:[/] {escape(d.render())}", highlight=False)
+    for line in d.excerpt:
+        console.print(f"    {escape(line)}", highlight=False)
 
 
 def handle_errors(func: F) -> F:
@@ -139,19 +141,25 @@ def compile_options(
     defines: tuple[str, ...],
     target_env: str,
     shader_timeout: float | None = None,
+    *,
+    cache: bool | None = None,
 ) -> CompileOptions:
-    """The shader compile options from ``-I``, ``-D``, ``--target-env`` and ``--shader-timeout``.
+    """The shader compile options from ``-I``, ``-D``, ``--target-env``, ``--shader-timeout``
+    and ``--no-cache``.
 
-    ``shader_timeout`` defaults to the ``--shader-timeout`` of the command being run (which
-    :func:`shader_options` keeps in the click context), else to the library's default.
+    ``shader_timeout`` and ``cache`` default to the ``--shader-timeout`` and ``--no-cache`` of
+    the command being run (which :func:`shader_options` keeps in the click context), else to
+    the library's defaults (5 s; the shader cache on).
     """
     from vgfc.shader.glslang import DEFAULT_TIMEOUT, CompileOptions
 
+    context = click.get_current_context(silent=True)
     if shader_timeout is None:
-        context = click.get_current_context(silent=True)
         shader_timeout = context.meta.get(_SHADER_TIMEOUT, None) if context else None
     if shader_timeout is None:
         shader_timeout = DEFAULT_TIMEOUT
+    if cache is None:
+        cache = not (context and context.meta.get("vgfc.no_cache", False))
 
     pairs = []
     for d in defines:
@@ -164,6 +172,7 @@ def compile_options(
         include_dirs=tuple(str(p) for p in include_dirs),
         defines=tuple(pairs),
         timeout=shader_timeout,
+        cache=cache,
     )
 
 
@@ -189,8 +198,8 @@ def run_options(func: F) -> F:
 def shader_options(func: F) -> F:
     """Options shared by every command that compiles shaders.
 
-    ``--shader-timeout`` reaches :func:`compile_options` through the click context rather than
-    as a parameter of the command.
+    ``--shader-timeout`` and ``--no-cache`` reach :func:`compile_options` through the click
+    context rather than as parameters of the command.
     """
 
     def keep_timeout(
@@ -198,6 +207,19 @@ def shader_options(func: F) -> F:
     ) -> float | None:
         context.meta[_SHADER_TIMEOUT] = value
         return value
+
+    def keep_no_cache(context: click.Context, _param: click.Parameter, value: bool) -> bool:
+        context.meta["vgfc.no_cache"] = value  # read by compile_options
+        return value
+
+    func = click.option(
+        "--no-cache",
+        is_flag=True,
+        expose_value=False,
+        callback=keep_no_cache,
+        help="Compile every shader afresh, without reading or writing the shader cache "
+        "(compiled, validated shaders kept under $VGFC_CACHE_DIR, else the user cache folder).",
+    )(func)
 
     func = click.option(
         "--shader-timeout",

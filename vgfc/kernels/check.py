@@ -59,7 +59,9 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
                 at = entry.where(kernel.line)
                 at = Location(file=at.file, key=f"{entry.label}: {kernel.name}")
                 d = e.diagnostic
-                yield KernelCheck(entry, kernel, None, Diagnostic(d.severity, d.message, at))
+                yield KernelCheck(
+                    entry, kernel, None, Diagnostic(d.severity, d.message, at, d.excerpt)
+                )
                 continue
             yield KernelCheck(entry, kernel, local, None)
 

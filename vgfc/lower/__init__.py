@@ -4,6 +4,12 @@ An ML partition becomes a SPIR-V graph module (:mod:`vgfc.lower.graph`), a shade
 compiled and checked compute module (:mod:`vgfc.lower.shader`). Module ``i`` of the result runs
 partition ``i`` and becomes segment ``i`` of the VGF, so later stages never map between operator
 indices, partition ids and segment indices.
+
+The shaders of all shader partitions start building first (:class:`vgfc.shader.build.ShaderBuilds`:
+each distinct shader once, cached ones from the shader cache, the rest compiled in parallel in the
+background), the graph partitions are lowered meanwhile, and then the results are taken in
+partition order, each error met where lowering one partition after another would meet it: what is
+reported, and in which order, does not change.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from vgfc.partition import Partition, PartitionKind, Plan
 if TYPE_CHECKING:
     from vgfc.lower.graph import GraphModule
     from vgfc.lower.shader import ShaderModule
+    from vgfc.shader.build import ShaderBuilds, ShaderRequest
     from vgfc.shader.glslang import CompileOptions
 
 __all__ = ["Lowered", "LoweredModule", "lower"]
@@ -50,40 +57,74 @@ def lower(
     that cross partitions; ``skip`` holds operator indices that failed an earlier stage (their
     partitions are left out, so one broken op is reported once). Raises the first
     :class:`VgfcError` unless ``keep_going``."""
-    from vgfc.lower.graph import graph_constant_ids
+    requests = _shader_requests(graph, plan, options, skip)
+    builds = None
+    if requests:
+        from vgfc.shader.build import ShaderBuilds
 
-    has_ml = any(p.kind is PartitionKind.ML for p in plan.partitions)
-    constant_ids = graph_constant_ids(graph) if has_ml else {}
-    modules: list[LoweredModule | None] = []
-    diagnostics: list[Diagnostic] = []
-    for p in plan.partitions:
-        if skip.intersection(p.operators):
-            modules.append(None)
-            continue
-        try:
-            module = _lower_one(graph, p, bindings, constant_ids, options)
-        except VgfcError as e:
-            if not keep_going:
-                raise
-            diagnostics.append(e.diagnostic)
-            modules.append(None)
-            continue
-        modules.append(module)
-        diagnostics.extend(module.warnings)
+        builds = ShaderBuilds(requests)
+    try:
+        graphs = _lower_graphs(graph, plan, bindings, keep_going, skip)
+        modules: list[LoweredModule | None] = []
+        diagnostics: list[Diagnostic] = []
+        for i, p in enumerate(plan.partitions):
+            if skip.intersection(p.operators):
+                modules.append(None)
+                continue
+            module: LoweredModule
+            try:
+                if p.kind is PartitionKind.ML:
+                    lowered = graphs[i]
+                    if isinstance(lowered, Exception):
+                        raise lowered
+                    module = lowered
+                else:
+                    module = _lower_shader(graph, p, options, builds)
+            except VgfcError as e:
+                if not keep_going:
+                    raise
+                diagnostics.append(e.diagnostic)
+                modules.append(None)
+                continue
+            modules.append(module)
+            diagnostics.extend(module.warnings)
+    finally:
+        if builds is not None:
+            builds.close()
     return Lowered(tuple(modules), tuple(diagnostics))
 
 
-def _lower_one(
+def _lower_graphs(
     graph: Graph,
-    p: Partition,
+    plan: Plan,
     bindings: Mapping[str, int],
-    constant_ids: Mapping[str, int],
-    options: CompileOptions | None,
-) -> LoweredModule:
-    if p.kind is PartitionKind.ML:
-        from vgfc.lower.graph import lower_partition
+    keep_going: bool,
+    skip: frozenset[int],
+) -> dict[int, GraphModule | Exception]:
+    """The graph module (or the error) of each ML partition, by partition index. They need
+    nothing from the shaders, so they go first, while the shaders build; without ``keep_going``
+    they stop at the first error, past which :func:`lower` never looks."""
+    from vgfc.lower.graph import graph_constant_ids, lower_partition
 
-        return lower_partition(graph, p, bindings, constant_ids=constant_ids)
+    if not any(p.kind is PartitionKind.ML for p in plan.partitions):
+        return {}
+    constant_ids = graph_constant_ids(graph)
+    graphs: dict[int, GraphModule | Exception] = {}
+    for i, p in enumerate(plan.partitions):
+        if p.kind is not PartitionKind.ML or skip.intersection(p.operators):
+            continue
+        try:
+            graphs[i] = lower_partition(graph, p, bindings, constant_ids=constant_ids)
+        except Exception as e:  # raised by lower() in partition order
+            graphs[i] = e
+            if not keep_going:
+                break
+    return graphs
+
+
+def _lower_shader(
+    graph: Graph, p: Partition, options: CompileOptions | None, builds: ShaderBuilds | None
+) -> ShaderModule:
     from vgfc.lower.shader import lower_shader
 
     op = graph.operators[p.operators[0]]
@@ -91,4 +132,25 @@ def _lower_one(
         raise InternalError(
             "a shader partition holds an op that was never resolved", graph.where(op)
         )
-    return lower_shader(op.shader, op, graph, options)
+    if builds is None:
+        return lower_shader(op.shader, op, graph, options)
+    return lower_shader(op.shader, op, graph, options, build=builds.get)
+
+
+def _shader_requests(
+    graph: Graph, plan: Plan, options: CompileOptions | None, skip: frozenset[int]
+) -> list[ShaderRequest]:
+    """What building the shaders of every shader partition lowering will reach takes."""
+    from vgfc.lower.shader import shader_request
+    from vgfc.shader.glslang import CompileOptions
+
+    options = options or CompileOptions()
+    requests = []
+    for p in plan.partitions:
+        if p.kind is not PartitionKind.SHADER or skip.intersection(p.operators):
+            continue
+        op = graph.operators[p.operators[0]]
+        request = shader_request(op.shader, options) if op.shader is not None else None
+        if request is not None:
+            requests.append(request)
+    return requests

@@ -1,28 +1,30 @@
 """A shader partition -> a compute module: a resolved op's
 :class:`~vgfc.custom.attrs.ShaderSpec` compiled and checked into a :class:`ShaderModule`.
 
-Compile (GLSL/HLSL) or decode (SPIR-V), validate every module with SPIRV-Tools, reflect it, and
-hold the declaration up against the reflection: every declared resource must exist in the shader
-with the same descriptor kind, every shader resource must be declared, results must be writable,
-the push-constant layout must match the shader's block. Then derive what the VGF needs: the
-dispatch shape (workgroup counts) and the push-constant ranges.
+Compile (GLSL/HLSL) or decode (SPIR-V), validate every module with SPIRV-Tools and reflect it
+(:mod:`vgfc.shader.build`, through the shader cache), then hold the declaration up against the
+reflection: every declared resource must exist in the shader with the same descriptor kind, every
+shader resource must be declared, results must be writable, the push-constant layout must match
+the shader's block. Then derive what the VGF needs: the dispatch shape (workgroup counts) and the
+push-constant ranges.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from vgfc.custom.attrs import ShaderResource, ShaderSpec
 from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from vgfc.ir import Graph, Operator
 from vgfc.limits import LIMITS
-from vgfc.shader.glslang import CompileOptions, Language, compile_shader
-from vgfc.spirv.reflect import ResourceBinding, ShaderInfo, reflect
-from vgfc.spirv.spirv_tools import validate
+from vgfc.shader.build import CompiledShader, ShaderRequest, build_shader
+from vgfc.shader.glslang import CompileOptions
+from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
 from vgfc.vgf.model import COMPUTE_STAGE, PushConstantRange
 
-__all__ = ["ShaderModule", "lower_shader"]
+__all__ = ["ShaderModule", "lower_shader", "shader_request"]
 
 # Reflected resource kind each declared descriptor type must have.
 _KIND_OF_DESCRIPTOR = {
@@ -51,19 +53,28 @@ class ShaderModule:
 
 
 def lower_shader(
-    spec: ShaderSpec, op: Operator, graph: Graph, options: CompileOptions | None = None
+    spec: ShaderSpec,
+    op: Operator,
+    graph: Graph,
+    options: CompileOptions | None = None,
+    *,
+    build: Callable[[ShaderRequest], CompiledShader] = build_shader,
 ) -> ShaderModule:
-    """Compile, validate, reflect and cross-check one shader op. Raises :class:`ShaderError`."""
+    """Compile, validate, reflect and cross-check one shader op. Raises :class:`ShaderError`.
+
+    ``build`` turns the op's :func:`shader_request` into the validated module and its
+    reflection (default: :func:`~vgfc.shader.build.build_shader`, through the shader cache);
+    :func:`vgfc.lower.lower` passes the results it built for all shader ops at once."""
     options = options or CompileOptions()
     where = op.where(graph.source)
+    request = shader_request(spec, options)
+    if request is None:
+        return _placeholder(spec, op, where)
     try:
-        spirv = _binary(spec, options)
-        if spirv is None:
-            return _placeholder(spec, op, where)
-        validate(spirv, options.target_env)
-        info = reflect(spirv, spec.entry_point)
+        compiled = build(request)
     except ShaderError as e:
         raise e.at(Location(key="shader_code").merged(where)) from None
+    spirv, info = compiled.spirv, compiled.info
     warnings: list[Diagnostic] = []
     _cross_check(spec, info, where, warnings)
     dispatch = _dispatch(spec, info, graph, where, warnings)
@@ -75,9 +86,15 @@ def lower_shader(
     return ShaderModule(op, spec, spirv, info, dispatch, ranges, tuple(warnings))
 
 
-def _binary(spec: ShaderSpec, options: CompileOptions) -> bytes | None:
+def shader_request(spec: ShaderSpec, options: CompileOptions) -> ShaderRequest | None:
+    """What building ``spec``'s shader takes: its code and the options with the op's own
+    definitions and include folders first; ``None`` for a code-less placeholder."""
     if spec.language == "SPIR-V":
-        return spec.spirv
+        if spec.spirv is None:
+            return None
+        # Only validation (target environment) and reflection (entry point) read a binary.
+        plain = dataclasses.replace(options, defines=(), include_dirs=())
+        return ShaderRequest(spec.language, spec.spirv, spec.entry_point, plain)
     if spec.language is None or spec.code is None:
         return None
     if spec.defines or spec.include_dirs:
@@ -86,7 +103,7 @@ def _binary(spec: ShaderSpec, options: CompileOptions) -> bytes | None:
             defines=spec.defines + options.defines,
             include_dirs=spec.include_dirs + options.include_dirs,
         )
-    return compile_shader(spec.code, Language(spec.language), spec.entry_point, options)
+    return ShaderRequest(spec.language, spec.code, spec.entry_point, options)
 
 
 def _placeholder(spec: ShaderSpec, op: Operator, where: Location) -> ShaderModule:

