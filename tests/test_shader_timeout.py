@@ -206,6 +206,15 @@ def test_worker_crash_is_a_shader_error(worker: Worker) -> None:
     assert worker.run(len, ("abc",), 5, 0) == 3
 
 
+def test_a_crash_quotes_only_what_its_own_request_wrote(worker: Worker) -> None:
+    # A fuzzer finding: check and compile reported one crash differently because the message
+    # quoted stderr an earlier request of the same worker had left behind.
+    assert worker.run(os.write, (2, b"said by an earlier request\n"), 5, 0) > 0
+    with pytest.raises(ShaderError) as err:
+        worker.run(os.abort, (), 5, 0)
+    assert err.value.message == "the shader compiler crashed (signal SIGABRT)"
+
+
 @linux_only
 def test_worker_limits(worker: Worker) -> None:
     with pytest.raises(ShaderError, match=r"exceeded its memory limit \(64 MiB\)"):

@@ -168,6 +168,10 @@ class _Process:
         return self.status is None
 
     def call(self, request: bytes, timeout: float, memory: int) -> bytes:
+        # What the worker wrote for earlier requests says nothing about this one: a crash
+        # report quotes only this request's output, so check and compile report alike.
+        self._drain_log()
+        self.log = b""
         try:
             _send(self.sock, request)
             reply = _receive(self.sock, time.monotonic() + timeout)
