@@ -25,15 +25,6 @@ from vgfc.kernels.library import DIMENSIONS, Entry, Kernel, Library
 
 __all__ = ["KernelCheck", "check_library"]
 
-_KIND_OF_DESCRIPTOR = {
-    "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER": "storage_buffer",
-    "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER": "uniform_buffer",
-    "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE": "storage_image",
-    "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled_image",
-    "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined_image_sampler",
-    "VK_DESCRIPTOR_TYPE_TENSOR_ARM": "tensor",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class KernelCheck:
@@ -97,6 +88,7 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
 
     from vgfc.diagnostics import ShaderError
     from vgfc.kernels.bind import _define_text
+    from vgfc.lower.shader import KIND_OF_DESCRIPTOR
     from vgfc.shader.glslang import CompileOptions, Language, compile_shader
     from vgfc.spirv.reflect import reflect
     from vgfc.spirv.spirv_tools import validate
@@ -133,7 +125,7 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
                 f"resources.{name}: declared at set {r.set} binding {r.binding}, but "
                 f"{shader.path.name} has nothing there (it has {have})"
             )
-        want = _KIND_OF_DESCRIPTOR[r.descriptor]
+        want = KIND_OF_DESCRIPTOR[r.descriptor]
         if b.kind != want:
             raise ShaderError(
                 f"resources.{name}: declared as {r.descriptor}, but {shader.path.name} has a "

@@ -24,10 +24,10 @@ from vgfc.shader.glslang import CompileOptions
 from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
 from vgfc.vgf.model import COMPUTE_STAGE, PushConstantRange
 
-__all__ = ["ShaderModule", "lower_shader", "shader_request"]
+__all__ = ["KIND_OF_DESCRIPTOR", "ShaderModule", "lower_shader", "shader_request"]
 
-# Reflected resource kind each declared descriptor type must have.
-_KIND_OF_DESCRIPTOR = {
+# Reflected resource kind each declared descriptor type must have (also for kernel libraries).
+KIND_OF_DESCRIPTOR = {
     "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER": "storage_buffer",
     "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER": "uniform_buffer",
     "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE": "storage_image",
@@ -156,7 +156,7 @@ def _cross_check(
                 f"there (it has {have})",
                 at,
             )
-        want = _KIND_OF_DESCRIPTOR[r.descriptor_type]
+        want = KIND_OF_DESCRIPTOR[r.descriptor_type]
         if b.kind != want:
             raise ShaderError(
                 f"declared as {r.descriptor_type}, but the shader's {_describe(b)} is a {b.kind}",
