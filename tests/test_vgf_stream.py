@@ -40,12 +40,27 @@ MODELS = sorted(
 sys.path.insert(0, str(ROOT / "scripts"))  # bench_models: the generated models
 
 
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: str(p.relative_to(ROOT)))
+REFUSED = {"hey_jarvis.tosa"}
+"""Models vgfc refuses (stateful variables): test_refused_models_stay_refused keeps this honest."""
+LIBRARIES = {
+    "kernels": [str(ROOT / "samples" / "kernels" / "example_ops.yaml")],
+    "mediapipe": ["mediapipe"],
+    "mediapipe_ops": ["mediapipe"],
+}
+"""The kernel libraries the models of a folder need."""
+
+
+def _options(path: Path) -> Options:
+    from vgfc.kernels import load_libraries
+
+    return Options(libraries=load_libraries(LIBRARIES.get(path.parent.name, [])))
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in MODELS if p.name not in REFUSED], ids=lambda p: str(p.relative_to(ROOT))
+)
 def test_every_model_streams_to_the_bytes_the_library_writes(path: Path) -> None:
-    try:
-        model = compile_model(path, Options(), stop_after="layout").model
-    except VgfcError:
-        pytest.skip("vgfc refuses this model")
+    model = compile_model(path, _options(path), stop_after="layout").model
     assert model is not None
     out = io.BytesIO()
     digest = hashlib.sha256()
@@ -53,6 +68,12 @@ def test_every_model_streams_to_the_bytes_the_library_writes(path: Path) -> None
     expected = encode_with_vgfpy(model)
     assert out.getvalue() == expected
     assert size == len(expected) and digest.hexdigest() == hashlib.sha256(expected).hexdigest()
+
+
+@pytest.mark.parametrize("path", [p for p in MODELS if p.name in REFUSED], ids=lambda p: p.name)
+def test_refused_models_stay_refused(path: Path) -> None:
+    with pytest.raises(VgfcError):
+        compile_model(path, _options(path), stop_after="layout")
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -163,8 +184,7 @@ def test_constant_buffer_is_constant_bytes_and_a_view_where_it_can_be() -> None:
 def test_constants_reach_the_encoder_as_views_of_the_input_file(tmp_path: Path) -> None:
     import vgfc.lower.graph
 
-    if "constant_buffer" not in vars(vgfc.lower.graph):
-        pytest.skip("vgfc/lower/graph.py still copies graph constants (constant_bytes)")
+    assert "constant_buffer" in vars(vgfc.lower.graph)  # graph constants are not copied
     import bench_models
 
     path = tmp_path / "m.tosa"
