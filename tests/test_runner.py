@@ -363,10 +363,8 @@ def test_reader_decodes_the_converters_vgf(reference_vgf: Callable[[str], Path])
 
 def _invoke(*args: str) -> tuple[int, str, str]:
     from vgfc.cli import cli
-    from vgfc.cli.run import run
 
-    entry, argv = (cli, ["run", *args]) if "run" in cli.commands else (run, list(args))
-    result = CliRunner().invoke(entry, argv, prog_name="vgfc")
+    result = CliRunner().invoke(cli, ["run", *args], prog_name="vgfc")
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.stdout, result.stderr

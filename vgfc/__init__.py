@@ -5,27 +5,82 @@ Library entry points::
     import vgfc
     graph = vgfc.load("model.tosa")   # read and verify
     plan = vgfc.partition(graph)      # ML and shader partitions
+
+The names below are imported on first use (PEP 562 ``__getattr__``): ``import vgfc`` alone, which
+every ``vgfc`` command does, must not pull in numpy and the reader before a command needs them.
+``partition`` and ``verify`` are also the names of submodules, which the import system binds on
+the package when they are first imported; properties of the package's module type keep the two
+names meaning the functions, as they did when this file imported them eagerly.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import types
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from vgfc.diagnostics import VgfcError
-from vgfc.ir import Graph
-from vgfc.partition import Plan, partition
-from vgfc.tosa_reader import load as _read
-from vgfc.tosa_reader import loads
-from vgfc.verify import verify
+if TYPE_CHECKING:
+    from vgfc.diagnostics import VgfcError
+    from vgfc.ir import Graph
+    from vgfc.partition import Plan, partition
+    from vgfc.tosa_reader import loads
+    from vgfc.verify import verify
 
 __all__ = ["Graph", "Plan", "VgfcError", "__version__", "load", "loads", "partition", "verify"]
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "Graph": "vgfc.ir",
+    "Plan": "vgfc.partition",
+    "VgfcError": "vgfc.diagnostics",
+    "loads": "vgfc.tosa_reader",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vgfc' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def _function_of(name: str) -> property:
+    """A package attribute that means the function ``name`` of the submodule of the same name.
+
+    The import system binds the submodule itself when it is first imported: that assignment is
+    ignored. Any other assignment (a test patching ``vgfc.partition``) is kept.
+    """
+
+    def get(package: types.ModuleType) -> Any:
+        own = package.__dict__.get(f"_{name}_set")
+        return own if own is not None else getattr(import_module(f"vgfc.{name}"), name)
+
+    def put(package: types.ModuleType, value: Any) -> None:
+        if not isinstance(value, types.ModuleType):
+            package.__dict__[f"_{name}_set"] = value
+
+    return property(get, put)
+
+
+class _Package(types.ModuleType):
+    partition = _function_of("partition")
+    verify = _function_of("verify")
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 def load(path: str | os.PathLike[str], *, check: bool = True) -> Graph:
     """Read a ``.tosa`` file and, unless ``check`` is false, verify its structure."""
-    graph = _read(path)
+    from vgfc.tosa_reader import load as read
+    from vgfc.verify import verify
+
+    graph = read(path)
     if check:
         verify(graph)
     return graph

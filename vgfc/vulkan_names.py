@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata
+from importlib.util import find_spec
 from pathlib import Path
 
 from vgfc.diagnostics import InternalError
@@ -30,8 +30,16 @@ _FUNCTION = re.compile(r"NameTo(\w+)Type\(const std::string &str\) \{(.*?)\n\}",
 _ENTRY = re.compile(r'if \(str == "(VK_\w+)"\) \{\s*return (-?\d+);')
 
 
-@cache
-def _tables() -> dict[str, dict[str, int]]:
+def _header() -> Path:
+    """The VGF library's generated header: beside its ``vgfpy`` module where pip puts it, else
+    wherever the distribution's file list says (importlib.metadata costs 10 ms to import)."""
+    spec = find_spec("vgfpy")
+    if spec is not None and spec.origin:
+        beside = Path(spec.origin).parent / "vgf_lib" / "binaries" / "include" / "vgf" / _HEADER
+        if beside.is_file():
+            return beside
+    from importlib import metadata
+
     try:
         dist = metadata.distribution("ai-ml-sdk-vgf-library")
     except metadata.PackageNotFoundError:
@@ -41,7 +49,12 @@ def _tables() -> dict[str, dict[str, int]]:
     header = next((f for f in dist.files or () if f.name == _HEADER), None)
     if header is None:
         raise InternalError(f"the VGF library installation lacks {_HEADER}")
-    text = Path(header.locate()).read_text(encoding="utf-8")
+    return Path(header.locate())
+
+
+@cache
+def _tables() -> dict[str, dict[str, int]]:
+    text = _header().read_text(encoding="utf-8")
     tables = {
         kind: {name: int(value) for name, value in _ENTRY.findall(body)}
         for kind, body in _FUNCTION.findall(text)

@@ -4,25 +4,56 @@
 Exit codes: 0 success, 1 the input (model, shader, options' content) is wrong or unsupported,
 2 usage error (unknown option, missing argument), 3 internal error (a bug: please report it).
 No traceback is shown unless ``--debug`` is given.
+
+Each command's module is imported only when that command runs (:class:`LazyGroup`): the modules
+bring numpy, rich, the reader and the compiler with them, and ``vgfc --version`` or a compile
+should not pay for ``run``'s or ``inspect``'s imports.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import Any
+
 import click
 
 import vgfc
-from vgfc.cli.check import check
-from vgfc.cli.compile import compile_command
-from vgfc.cli.inspect import inspect
-from vgfc.cli.kernels import kernels
-from vgfc.cli.partition import partition
-from vgfc.cli.run import run
-from vgfc.cli.verify import verify
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "LazyGroup", "cli", "main"]
+
+COMMANDS = {
+    "partition": "vgfc.cli.partition:partition",
+    "check": "vgfc.cli.check:check",
+    "compile": "vgfc.cli.compile:compile_command",
+    "inspect": "vgfc.cli.inspect:inspect",
+    "run": "vgfc.cli.run:run",
+    "verify": "vgfc.cli.verify:verify",
+    "kernels": "vgfc.cli.kernels:kernels",
+}
+"""Each command and where it lives, in the order ``vgfc --help`` lists them."""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are imported when they are looked up, not when the group is."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*self.lazy, *(name for name in super().list_commands(ctx) if name not in self.lazy)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = self.lazy.get(cmd_name)
+        if where is None:
+            return super().get_command(ctx, cmd_name)
+        module, _, attribute = where.partition(":")
+        command = getattr(import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(vgfc.__version__, prog_name="vgfc")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 def cli(debug: bool) -> None:
@@ -40,10 +71,6 @@ def cli(debug: bool) -> None:
     \b
     Exit codes: 0 ok, 1 error in the input, 2 usage error, 3 internal error.
     """
-
-
-for _command in (partition, check, compile_command, inspect, run, verify, kernels):
-    cli.add_command(_command)
 
 
 def main() -> None:

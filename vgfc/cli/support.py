@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from vgfc.diagnostics import Diagnostic, ErrorKind, InputError, Severity, VgfcError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from vgfc.shader.glslang import CompileOptions
 
 __all__ = [
@@ -48,7 +48,18 @@ EXIT_INTERNAL = 3
 
 
 def stderr_console() -> Console:
+    from rich.console import (
+        Console,
+    )  # rich costs start-up time; only output that is printed needs it
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def escape(text: str) -> str:
+    """``text`` with rich's markup characters escaped (:func:`rich.markup.escape`)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def print_diagnostic(console: Console, d: Diagnostic, label: str | None = None) -> None:

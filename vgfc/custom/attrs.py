@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
 import numpy as np
 
 from vgfc.diagnostics import InputError, Location, did_you_mean
@@ -336,8 +336,96 @@ def _check_operand_keys(payload: dict[str, Any], op: Operator, where: Location) 
             raise InputError("a sampler only applies to sampled image inputs", at)
 
 
+# The schema's rules as plain code, for :func:`conforms`. Key patterns and the push-constant
+# pattern are the schema's own text (read from the file once, when first needed).
+_SCHEMA_NAME = "implementation_attrs.schema.json"
+_XYZ_KEYS = ("workgroup_sizes", "global_size")
+_LANGUAGES = frozenset({"GLSL", "HLSL", "SPIR-V", ""})
+_SAMPLER_KEYS = frozenset(
+    {"min_filter", "mag_filter", "address_mode_u", "address_mode_v", "border_color"}
+)
+
+
+@functools.cache
+def _compiled_patterns() -> tuple[
+    re.Pattern[str], list[tuple[re.Pattern[str], str, re.Pattern[str] | None]]
+]:
+    """The push-constant pattern, and per operand key pattern its value's type and pattern."""
+    schema = load_schema(_SCHEMA_NAME)
+    push = re.compile(schema["properties"]["push_constants"]["pattern"])
+    kinds = []
+    for pattern, rule in schema["patternProperties"].items():
+        kind = "sampler" if "$ref" in rule else rule["type"]
+        value = re.compile(rule["pattern"]) if "pattern" in rule else None
+        kinds.append((re.compile(pattern), kind, value))
+    return push, kinds
+
+
+def _is_int(value: Any) -> bool:
+    """JSON Schema 2020-12's "integer": a number with no fraction, so 1.0 is one; a bool is not."""
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def conforms(payload: dict[str, Any]) -> bool:
+    """Whether ``payload`` satisfies ``implementation_attrs.schema.json``, decided by plain code.
+
+    jsonschema takes 60 ms to import and builds a validator per call: too slow for the path of
+    every compile. This function gives the same verdict at a fraction of the cost (the schema
+    test holds it to jsonschema's verdict on generated payloads); jsonschema runs only to word
+    the error when the verdict is no.
+    """
+    if not isinstance(payload.get("entry_point"), str) or not payload["entry_point"]:
+        return False
+    if not any(key in payload for key in _XYZ_KEYS):
+        return False
+    for key in _XYZ_KEYS:
+        if key in payload:
+            xyz = payload[key]
+            if not isinstance(xyz, list) or len(xyz) != 3:
+                return False
+            if not all(_is_int(v) and v >= 1 for v in xyz):
+                return False
+    language = payload.get("shader_language", "")
+    if not isinstance(language, str) or language not in _LANGUAGES:
+        return False
+    if not isinstance(payload.get("shader_code", ""), str):
+        return False
+    push_pattern, kinds = _compiled_patterns()
+    if "push_constants" in payload:
+        push = payload["push_constants"]
+        if not isinstance(push, str) or push_pattern.search(push) is None:
+            return False
+    for key, value in payload.items():
+        if not key.startswith(("input_", "output_")):
+            continue
+        for pattern, kind, value_pattern in kinds:
+            if pattern.search(key) is None:
+                continue
+            if kind == "integer":
+                ok = _is_int(value) and value >= 0
+            elif kind == "string":
+                ok = isinstance(value, str) and (
+                    value_pattern is None or value_pattern.search(value) is not None
+                )
+            else:
+                ok = (
+                    isinstance(value, dict)
+                    and value.keys() == _SAMPLER_KEYS
+                    and all(isinstance(v, str) for v in value.values())
+                )
+            if not ok:
+                return False
+    return True
+
+
 def _check_schema(payload: dict[str, Any], where: Location) -> None:
-    validator = jsonschema.Draft202012Validator(load_schema("implementation_attrs.schema.json"))
+    if conforms(payload):
+        return
+    import jsonschema  # only to word the error
+
+    validator = jsonschema.Draft202012Validator(load_schema(_SCHEMA_NAME))
     errors = sorted(
         validator.iter_errors(payload), key=lambda e: (list(e.absolute_path), e.message)
     )
@@ -359,7 +447,7 @@ def _check_schema(payload: dict[str, Any], where: Location) -> None:
     raise InputError(message, Location(key=".".join(path)).merged(where))
 
 
-def _schema_message(error: jsonschema.ValidationError) -> str:
+def _schema_message(error: Any) -> str:
     """jsonschema's message, the offending value quoted instead of shown whole."""
     message, shown = str(error.message), repr(error.instance)
     if len(shown) <= LIMITS.quoted_length:

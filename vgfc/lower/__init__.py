@@ -141,6 +141,8 @@ def _shader_requests(
     graph: Graph, plan: Plan, options: CompileOptions | None, skip: frozenset[int]
 ) -> list[ShaderRequest]:
     """What building the shaders of every shader partition lowering will reach takes."""
+    if not any(p.kind is PartitionKind.SHADER for p in plan.partitions):
+        return []  # nor import the shader tooling
     from vgfc.lower.shader import shader_request
     from vgfc.shader.glslang import CompileOptions
 

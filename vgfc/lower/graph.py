@@ -202,8 +202,16 @@ class _Emitter:
         self.values: dict[str, int] = {}
         self.aliases: dict[str, str] = {}
         self.constants: dict[int, GraphConstant] = {}
+        self.checked: dict[str, Tensor] = {}
 
     def tensor(self, name: str) -> Tensor:
+        """The tensor ``name``, checked to be one a SPIR-V graph can hold."""
+        tensor = self.checked.get(name)
+        if tensor is None:
+            tensor = self.checked[name] = self._check_tensor(name)
+        return tensor
+
+    def _check_tensor(self, name: str) -> Tensor:
         tensor = self.graph.tensors.get(name)
         if tensor is None:
             raise InputError("refers to a tensor the model does not define", tensor=name)

@@ -189,6 +189,13 @@ class ModuleBuilder:
 
     def type_tensor(self, element: int, shape: Sequence[int]) -> int:
         """A ranked, fully shaped ``OpTypeTensorARM``; the shape is an array constant."""
+        key = ("tensor", element, *shape)  # a graph asks for few types, each many times
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = self._type_tensor(element, shape)
+        return found
+
+    def _type_tensor(self, element: int, shape: Sequence[int]) -> int:
         if not shape or any(d <= 0 for d in shape):
             raise InternalError(f"a tensor type needs a static shape of rank >= 1, got {shape}")
         uint = self.type_int(32)

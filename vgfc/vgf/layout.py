@@ -21,13 +21,13 @@ descriptor bindings.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from vgfc.custom.attrs import ShaderResource
 from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import element_format
 from vgfc.ir import Graph
 from vgfc.lower.graph import GraphModule
-from vgfc.lower.shader import ShaderModule
 from vgfc.partition import Partition, Plan
 from vgfc.vgf.model import (
     Category,
@@ -42,6 +42,9 @@ from vgfc.vgf.model import (
     Segment,
     Slot,
 )
+
+if TYPE_CHECKING:
+    from vgfc.lower.shader import ShaderModule
 
 __all__ = ["TENSOR_ARM", "layout", "logical_bindings", "unsigned_values"]
 
