@@ -56,6 +56,9 @@ class Location:
     """A line in the text the key holds (a shader's source), 1-based."""
     column: int | None = None
     """A column in that line, 1-based."""
+    instruction: int | None = None
+    """An instruction of the SPIR-V module the key holds, 1-based from the first one after the
+    header: spirv-val's ``line N``, the line ``spirv-dis --no-header`` prints it on."""
 
     def __post_init__(self) -> None:
         # Names and keys come from the model: shown on one line, a long one cut.
@@ -104,6 +107,8 @@ class Location:
                 if self.column is not None:
                     where += f":{self.column}"
             parts.append(where)
+        if self.instruction is not None:
+            parts.append(f"instruction {self.instruction}")
         return ": ".join(parts)
 
     def as_dict(self) -> dict[str, object]:

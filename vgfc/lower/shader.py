@@ -12,6 +12,7 @@ push-constant ranges.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from vgfc.ir import Graph, Operator
 from vgfc.limits import LIMITS
 from vgfc.shader.build import CompiledShader, ShaderRequest, build_shader
 from vgfc.shader.glslang import CompileOptions
+from vgfc.shader.messages import LOCAL_SIZE, declaration, only_line, source_excerpt
 from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
 from vgfc.vgf.model import COMPUTE_STAGE, PushConstantRange
 
@@ -126,6 +128,31 @@ def _describe(b: ResourceBinding) -> str:
     return f"set {b.set} binding {b.binding} ({b.kind}{name})"
 
 
+def _declared(spec: ShaderSpec, line: int | None) -> tuple[str, tuple[str, ...]]:
+    """`` (declared at shader_code:N)`` and source line N as an excerpt; nothing when the
+    declaration was not found (a SPIR-V binary, a binding given by a macro, an include)."""
+    if spec.code is None or line is None:
+        return "", ()
+    return f" (declared at shader_code:{line})", source_excerpt(spec.code, line)
+
+
+def _binding_line(spec: ShaderSpec, set_: int, binding: int) -> tuple[str, tuple[str, ...]]:
+    """:func:`_declared` for the source line that declares descriptor ``set_``/``binding``."""
+    if spec.code is None or spec.language is None:
+        return "", ()
+    return _declared(spec, declaration(spec.code, spec.language, set_, binding))
+
+
+def _pattern_line(spec: ShaderSpec, pattern: re.Pattern[str]) -> tuple[str, tuple[str, ...]]:
+    """:func:`_declared` for the one source line where ``pattern`` occurs."""
+    if spec.code is None:
+        return "", ()
+    return _declared(spec, only_line(spec.code, pattern))
+
+
+_PUSH_CONSTANT = re.compile(r"\bpush_constant\b")
+
+
 def _cross_check(
     spec: ShaderSpec, info: ShaderInfo, where: Location, out: list[Diagnostic]
 ) -> None:
@@ -137,6 +164,7 @@ def _cross_check(
         at = Location(key=f"{r.key}_binding").merged(where)
         b = reflected.get((r.set, r.binding))
         idle = unused.get((r.set, r.binding))
+        shown, excerpt = _binding_line(spec, r.set, r.binding)
         if b is None and idle is not None:
             # Legal Vulkan (the layout may bind more than the shader reads), and common: a
             # shader variant that ignores one of its operands. The value is bound and unread.
@@ -144,8 +172,9 @@ def _cross_check(
                 Diagnostic(
                     Severity.WARNING,
                     f"the shader declares {_describe(idle)} for {r.key} (tensor '{r.tensor}') "
-                    "but never uses it",
+                    f"but never uses it{shown}",
                     at,
+                    excerpt,
                 )
             )
             continue
@@ -159,33 +188,41 @@ def _cross_check(
         want = KIND_OF_DESCRIPTOR[r.descriptor_type]
         if b.kind != want:
             raise ShaderError(
-                f"declared as {r.descriptor_type}, but the shader's {_describe(b)} is a {b.kind}",
+                f"declared as {r.descriptor_type}, but the shader's {_describe(b)} is a "
+                f"{b.kind}{shown}",
                 Location(key=f"{r.key}_vkdescriptortype").merged(where),
+                excerpt=excerpt,
             )
         if r.role == "input" and b.written:
             raise ShaderError(
                 f"the shader writes to {_describe(b)}, but it holds an input (tensor "
-                f"'{r.tensor}'), which other readers share: write results to an output",
+                f"'{r.tensor}'), which other readers share: write results to an output{shown}",
                 at,
+                excerpt=excerpt,
             )
         if r.role == "output" and not b.writable:
             raise ShaderError(
-                f"a result is bound to {_describe(b)}, which the shader declares read-only",
+                f"a result is bound to {_describe(b)}, which the shader declares read-only{shown}",
                 at,
+                excerpt=excerpt,
             )
     for key, b in reflected.items():
         if key not in declared:
+            shown, excerpt = _binding_line(spec, b.set, b.binding)
             raise ShaderError(
-                f"the shader uses {_describe(b)}, which no input_N/output_N declares",
+                f"the shader uses {_describe(b)}, which no input_N/output_N declares{shown}",
                 where,
+                excerpt=excerpt,
             )
     shader_size = info.push_constant_size or 0
     if shader_size != spec.push_constant_size:
         declared_text = f"{spec.push_constant_size} bytes" if spec.push_constants else "none"
+        shown, excerpt = _pattern_line(spec, _PUSH_CONSTANT) if shader_size else ("", ())
         raise ShaderError(
             f"declares {declared_text}, but the shader's push-constant block has "
-            f"{shader_size} bytes",
+            f"{shader_size} bytes{shown}",
             Location(key="push_constants").merged(where),
+            excerpt=excerpt,
         )
 
 
@@ -201,10 +238,12 @@ def _dispatch(
             -(-spec.global_size[2] // local[2]),
         )
         if counts is not None and counts != derived:
+            shown, excerpt = _pattern_line(spec, LOCAL_SIZE) if info.local_size else ("", ())
             raise ShaderError(
                 f"workgroup_sizes {list(counts)} disagrees with global_size "
-                f"{list(spec.global_size)} / local size {list(local)} = {list(derived)}",
+                f"{list(spec.global_size)} / local size {list(local)} = {list(derived)}{shown}",
                 Location(key="workgroup_sizes").merged(where),
+                excerpt=excerpt,
             )
         counts = derived
     assert counts is not None  # the schema requires one of the two

@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from vgfc.diagnostics import InternalError
+from vgfc.diagnostics import InternalError, Location, ShaderError, VgfcError
 from vgfc.shader import cache
 from vgfc.shader.cache import CompiledShader, ShaderRequest
 
@@ -156,14 +156,70 @@ def _compile(request: ShaderRequest, worker: Worker | None) -> Binary:
 def _finish(request: ShaderRequest, binary: Binary) -> CompiledShader:
     """Validate and reflect a binary, and store the result when the cache is on."""
     from vgfc.spirv.reflect import reflect
-    from vgfc.spirv.spirv_tools import validate
+    from vgfc.spirv.spirv_tools import validation_problem
 
     spirv, includes = binary
-    validate(spirv, request.options.target_env)
+    problem = validation_problem(spirv, request.options.target_env)
+    if problem is not None:
+        raise _validation_error(request, spirv, *problem)
     result = CompiledShader(spirv, reflect(spirv, request.entry_point))
     if request.options.cache:
         cache.store(request, result, includes)
     return result
+
+
+def _validation_error(
+    request: ShaderRequest, spirv: bytes, message: str, instruction: int
+) -> ShaderError:
+    """The validator's complaint, where a user can find it (:mod:`vgfc.shader.messages`): at the
+    source line the offending instruction came from, for a shader compiled here when that line
+    can be told; else at the instruction's number, with the instruction disassembled."""
+    from vgfc.shader import messages
+
+    found = messages.split_validation(message, instruction, spirv)
+    text = f"SPIR-V validation failed: {found.message}"
+    source = request.code if isinstance(request.code, str) else None
+    line = None
+    if source is not None and instruction:
+        line = _debug_line(request, spirv, instruction)
+        if line is None:
+            line = messages.named_line(found.disassembly, source)
+    if source is not None and line is not None:
+        shown = f" (in {found.disassembly})" if found.disassembly else ""
+        return ShaderError(
+            text + shown, Location(line=line), excerpt=messages.source_excerpt(source, line)
+        )
+    return ShaderError(
+        text,
+        Location(instruction=instruction or None),
+        excerpt=(found.disassembly,) if found.disassembly else (),
+    )
+
+
+def _debug_line(request: ShaderRequest, spirv: bytes, instruction: int) -> int | None:
+    """The source line of a failing instruction: the shader is compiled again with debug info
+    (``OpLine``; only now, so a shader that validates never pays for it), validated, and the
+    line covering the offending instruction read, when it fails on the same opcode."""
+    from vgfc.shader import glslang, messages
+    from vgfc.spirv.spirv_tools import validation_problem
+
+    assert isinstance(request.code, str)
+    try:
+        debug = glslang.compile_recorded(
+            request.code,
+            glslang.Language(request.language),
+            request.entry_point,
+            request.options,
+            debug_info=True,
+        ).spirv
+        problem = validation_problem(debug, request.options.target_env)
+    except VgfcError:
+        return None
+    if problem is None or not problem[1]:
+        return None
+    if messages.opcode_at(debug, problem[1]) != messages.opcode_at(spirv, instruction):
+        return None
+    return messages.line_of(debug, problem[1])
 
 
 def _bounded(request: ShaderRequest) -> bool:

@@ -173,21 +173,28 @@ def compile_recorded(
     options: CompileOptions = DEFAULT_OPTIONS,
     *,
     worker: Worker | None = None,
+    debug_info: bool = False,
 ) -> Compiled:
     """:func:`compile_shader`, also returning the include files it read and the paths it looked
     at in vain (what a cache must check before reusing the binary). ``worker``: the bounded
-    worker to compile in (default: the one this module keeps)."""
+    worker to compile in (default: the one this module keeps). ``debug_info``: emit ``OpLine``
+    (source lines of instructions) as ``glslangValidator -g`` does; vgfc asks for it only to
+    point a failed validation at a source line, since it changes the binary."""
     if 0 < options.timeout < math.inf:
-        args = (source, language, entry_point, options)
+        args = (source, language, entry_point, options, debug_info)
         result: Compiled = (worker or _WORKER).run(
             _compile, args, options.timeout, options.memory_limit
         )
         return result
-    return _compile(source, language, entry_point, options)
+    return _compile(source, language, entry_point, options, debug_info)
 
 
 def _compile(
-    source: str, language: Language, entry_point: str, options: CompileOptions
+    source: str,
+    language: Language,
+    entry_point: str,
+    options: CompileOptions,
+    debug_info: bool = False,
 ) -> Compiled:
     """:func:`compile_recorded` in this process, with no bound."""
     client_version, target_version = _versions(options)
@@ -235,7 +242,7 @@ def _compile(
                 raise _failure(
                     language, lib.text("glslang_shader_get_info_log", shader), includer, source
                 )
-            words = _link_and_generate(lib, shader, language, messages)
+            words = _link_and_generate(lib, shader, language, messages, debug_info)
         finally:
             lib.call("glslang_shader_delete", shader)
     if words is None:
@@ -250,7 +257,7 @@ def _compile(
 
 
 def _link_and_generate(
-    lib: _Library, shader: int, language: Language, messages: int
+    lib: _Library, shader: int, language: Language, messages: int, debug_info: bool = False
 ) -> array[int] | None:
     """The SPIR-V words, or ``None`` when HLSL has no function of the entry point's name."""
     program = lib.call("glslang_program_create")
@@ -264,7 +271,9 @@ def _link_and_generate(
             return None
         # The optimizer stays enabled so HLSL gets legalized, as glslangValidator does; the
         # built-in validator (an older SPIRV-Tools) stays off: vgfc validates with its own.
-        options = _SpvOptions(disable_optimizer=False, validate=False)
+        options = _SpvOptions(
+            generate_debug_info=debug_info, disable_optimizer=False, validate=False
+        )
         generate = "glslang_program_SPIRV_generate_with_options"
         lib.call(generate, program, _STAGE_COMPUTE, ctypes.byref(options))
         logged = lib.text("glslang_program_SPIRV_get_messages", program).splitlines()

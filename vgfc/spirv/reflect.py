@@ -16,7 +16,7 @@ from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from vgfc.diagnostics import ShaderError, did_you_mean
+from vgfc.diagnostics import Location, ShaderError, did_you_mean
 from vgfc.spirv.grammar import core_grammar, id_operands, literal_string
 from vgfc.spirv.spirv_tools import words_of
 
@@ -228,7 +228,8 @@ def _entry_function(module: _Module, wanted: str | None) -> int | None:
     names = [name for name, _, _ in module.entries]
     raise ShaderError(
         f"entry point '{wanted}' not found in the module "
-        f"(it has: {', '.join(names) or 'no entry points'}){did_you_mean(wanted, names)}"
+        f"(it has: {', '.join(names) or 'no entry points'}){did_you_mean(wanted, names)}",
+        Location(key="entry_point"),
     )
 
 

@@ -15,7 +15,15 @@ from typing import Any
 from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import InternalError, ShaderError, did_you_mean
 
-__all__ = ["SPIRV_MAGIC", "TARGET_ENVS", "check_binary", "disassemble", "validate", "words_of"]
+__all__ = [
+    "SPIRV_MAGIC",
+    "TARGET_ENVS",
+    "check_binary",
+    "disassemble",
+    "validate",
+    "validation_problem",
+    "words_of",
+]
 
 SPIRV_MAGIC = 0x07230203
 """First word of every SPIR-V module."""
@@ -171,14 +179,26 @@ def validate(spirv: bytes, target_env: str = "vulkan1.3") -> None:
     Raises :class:`ShaderError` with the validator's message, e.g.
     ``SPIR-V validation failed: ID '7[%7]' has not been defined``.
     """
+    problem = validation_problem(spirv, target_env)
+    if problem is not None:
+        raise ShaderError(f"SPIR-V validation failed: {problem[0]}")
+
+
+def validation_problem(spirv: bytes, target_env: str = "vulkan1.3") -> tuple[str, int] | None:
+    """What :func:`validate` finds wrong with a module, or ``None`` when it is valid: the
+    validator's message (the offending instruction, disassembled, on its last line when there is
+    one) and the number of that instruction, 1-based from the first after the header as
+    ``spirv-val`` prints it (``line N``); 0 when the message is about no one instruction."""
     words = words_of(spirv)
     lib = _library()
     context = lib.context(target_env)
     diagnostic = _DiagnosticPtr()
     result = lib.validate_binary(context, _pointer(words), len(words), ctypes.byref(diagnostic))
-    if result != _SPV_SUCCESS:
-        raise ShaderError(f"SPIR-V validation failed: {lib.message(diagnostic)}")
-    lib.diagnostic_destroy(diagnostic)
+    if result == _SPV_SUCCESS:
+        lib.diagnostic_destroy(diagnostic)
+        return None
+    index = int(diagnostic.contents.position.index) if diagnostic else 0
+    return lib.message(diagnostic), index
 
 
 def disassemble(spirv: bytes) -> str:
