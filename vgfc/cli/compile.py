@@ -1,46 +1,71 @@
-"""``vgfc compile``: MODEL.tosa -> one VGF file (and optionally a JSON report)."""
+"""``vgfc compile``: MODEL.tosa -> one VGF file (and optionally a JSON report); many models in
+one run with ``-d OUTDIR`` (batch mode, :mod:`vgfc.cli.batch`)."""
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
-import time
+import sys
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING
 
 import click
 
 from vgfc.cli.support import (
+    EXIT_ERROR,
+    EXIT_INTERNAL,
     compile_options,
     escape,
     handle_errors,
     kernel_options,
     load_kernels,
-    model_argument,
     print_diagnostic,
     shader_options,
     stderr_console,
-    write_atomically,
 )
 from vgfc.cli.target import target_option
 
+if TYPE_CHECKING:
+    from vgfc.cli.batch import Job, Outcome
+    from vgfc.compiler import Options
+
 __all__ = ["compile_command"]
+
+REPORT_NEXT_TO_OUTPUT = ""
+"""The value of ``--report`` given without a FILE: each report goes next to its VGF."""
 
 
 @click.command("compile")
-@model_argument
+@click.argument(
+    "models",
+    nargs=-1,
+    required=True,
+    metavar="MODEL...",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="VGF file to write (default: MODEL with the suffix .vgf).",
+    help="VGF file to write (default: MODEL with the suffix .vgf). One MODEL only.",
+)
+@click.option(
+    "-d",
+    "--output-dir",
+    "output_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="OUTDIR",
+    help="Write each MODEL's VGF to OUTDIR/<stem>.vgf (created if missing): batch mode.",
 )
 @click.option(
     "--report",
-    type=click.Path(dir_okay=False, path_type=Path),
+    is_flag=False,
+    flag_value=REPORT_NEXT_TO_OUTPUT,
+    default=None,
+    metavar="[FILE]",
+    type=click.Path(dir_okay=False),
     help="Also write a JSON report (schemas/report.schema.json): partitions, segments, "
-    "modules, resources, shaders, warnings, timings per stage.",
+    "modules, resources, shaders, warnings, timings per stage. Without FILE (as the last "
+    "argument or before another option) each report goes next to its VGF as "
+    "<stem>.report.json; with several models FILE is not allowed.",
 )
 @click.option(
     "--keep-source",
@@ -49,16 +74,42 @@ __all__ = ["compile_command"]
     "(the shaders are still compiled and checked).",
 )
 @target_option
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Compile up to N models at once, each in a worker process (0: one per CPU). "
+    "Results are printed in the order of the models, and the files are the same.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a JSON list with one entry per model (schemas/compile.schema.json) instead "
+    "of the summary: result, files written, operators, segments, bytes, seconds, "
+    "diagnostics. Implies batch mode.",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print nothing but errors and warnings (and the --json list).",
+)
 @kernel_options
 @shader_options
 @handle_errors
 def compile_command(
-    model: Path,
+    models: tuple[Path, ...],
     output: Path | None,
-    report: Path | None,
+    output_dir: Path | None,
+    report: str | None,
     keep_source: bool,
     target: str,
+    jobs: int,
+    as_json: bool,
     quiet: bool,
     kernels: tuple[str, ...],
     no_auto_convert: bool,
@@ -66,22 +117,46 @@ def compile_command(
     defines: tuple[str, ...],
     target_env: str,
 ) -> None:
-    """Compile MODEL into one VGF file.
+    """Compile MODEL into one VGF file, or many models in one run.
 
     Reads and verifies the model, resolves its custom ops, partitions it, lowers each ML
     partition to a SPIR-V graph module (SPV_ARM_graph, TOSA.001000.1) and compiles and
     cross-checks each Vulkan custom shader, lays out the resources and writes the VGF
     atomically: on any error no file is written and an existing one is left untouched. The same
     input and options always give the same bytes.
+
+    Batch mode (several models, -d OUTDIR or --json) compiles every model, with -j N in N
+    worker processes, and goes on past failures: each failure prints its errors, naming the
+    model, and leaves no file. Models with the same stem are refused before anything is
+    compiled. At the end a table (model, result, operators, time, output, bytes) on stdout, or
+    with --json a list; progress lines on a terminal. Exit code 0 when every model compiled, 1
+    when one failed, 3 when one hit an internal error.
+
+    \b
+        vgfc compile a.tosa b.tosa c.tosa -d out/ -j 0 --report
     """
-    from rich.console import Console
+    if output is not None and output_dir is not None:
+        raise click.UsageError("-o/--output and -d/--output-dir are exclusive")
+    if output is not None and len(models) > 1:
+        raise click.UsageError(
+            f"-o/--output names one file, and {len(models)} models were given: "
+            "use -d/--output-dir OUTDIR to write each to OUTDIR/<stem>.vgf"
+        )
+    if report and len(models) > 1:
+        raise click.UsageError(
+            f"--report {report} names one file, and {len(models)} models were given: give "
+            "--report without a FILE to write each report next to its VGF as "
+            "<stem>.report.json"
+            + (
+                " (the FILE was taken from the word after --report)"
+                if report.endswith(".tosa")
+                else ""
+            )
+        )
+    batch = len(models) > 1 or output_dir is not None or as_json
+    job_list = _jobs(models, output, output_dir, report)
+    from vgfc.compiler import Options
 
-    from vgfc.cli.tables import word_table
-    from vgfc.compiler import Options, compile_model
-    from vgfc.report import compile_report, kernel_lines, summarize_ops
-    from vgfc.vgf.encode import encode_to
-
-    output = output or model.with_suffix(".vgf")
     options = Options(
         compile_options(include_dirs, defines, target_env),
         keep_source,
@@ -89,42 +164,96 @@ def compile_command(
         libraries=load_kernels(kernels),
         auto_convert=not no_auto_convert,
     )
+    if batch:
+        if output_dir is not None:
+            try:
+                output_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                from vgfc.diagnostics import InputError
+
+                raise InputError(
+                    f"cannot create output folder: {e.strerror}", file=str(output_dir)
+                ) from None
+        _compile_many(job_list, options, jobs, as_json=as_json, quiet=quiet)
+    else:
+        (job,) = job_list
+        _compile_one(job, options, quiet=quiet)
+
+
+def _jobs(
+    models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
+) -> list[Job]:
+    """Where each model's files go; two models that would write one file are a usage error."""
+    from vgfc.cli.batch import Job
+
+    jobs = []
+    writers: dict[Path, Path] = {}
+    for model in models:
+        if output is not None:
+            target = output
+        elif output_dir is not None:
+            target = output_dir / f"{model.stem}.vgf"
+        else:
+            target = model.with_suffix(".vgf")
+        if report is None:
+            report_path = None
+        elif report == REPORT_NEXT_TO_OUTPUT:
+            report_path = target.with_suffix(".report.json")
+        else:
+            report_path = Path(report)
+        for path in (target, report_path):
+            if path is not None and path.is_dir():
+                raise click.UsageError(f"{model}: cannot write {path}: it is a directory")
+        key = target.resolve()
+        if key in writers:
+            raise click.UsageError(
+                f"{writers[key]} and {model} would both be written to {target}: "
+                + (
+                    "models in one batch need different file names (stems)"
+                    if writers[key].resolve() != model.resolve()
+                    else "the model is given twice"
+                )
+            )
+        writers[key] = model
+        jobs.append(Job(model, target, report_path))
+    return jobs
+
+
+def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
+    """One model: errors end the command (``handle_errors``); a table of the segments."""
+    from vgfc.cli.batch import compile_to
+
+    if quiet:  # nothing printed but warnings: rich is not even imported unless there are some
+        result = compile_to(job.model, job.output, job.report, options).result
+        if result.warnings:
+            console = stderr_console()
+            for d in result.warnings:
+                print_diagnostic(console, d)
+        return
+
+    from rich.console import Console
+
+    from vgfc.cli.tables import word_table
+    from vgfc.report import kernel_lines, summarize_ops
+
     console = stderr_console()
-    # The pipeline stops before encoding: the VGF streams from the layout to the output file,
-    # so constants go from the mapped input to disk without a copy in memory.
-    if quiet or not console.is_terminal:
-        result = compile_model(model, options, stop_after="layout")
+    if not console.is_terminal:
+        written = compile_to(job.model, job.output, job.report, options)
     else:
         with console.status("compiling") as status:
-            result = compile_model(
-                model, options, lambda s: status.update(f"{s}..."), stop_after="layout"
+            written = compile_to(
+                job.model,
+                job.output,
+                job.report,
+                options,
+                lambda s: status.update(f"{s}..."),
             )
+    result = written.result
     for d in result.warnings:
         print_diagnostic(console, d)
-    assert result.model is not None and result.graph is not None
-    laid_out = result.model
-    digest = hashlib.sha256() if report is not None else None
-    size = 0
-
-    def write(file: BinaryIO) -> None:
-        nonlocal size
-        size = encode_to(laid_out, file, digest)
-
-    start = time.perf_counter()
-    write_atomically(output, write)
-    timings = (*result.timings, ("encode", time.perf_counter() - start))
-    if report is not None and digest is not None:
-        doc = compile_report(
-            dataclasses.replace(result, timings=timings),
-            str(output),
-            written=(size, digest.hexdigest()),
-        )
-        write_atomically(report, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
-    if quiet:
-        return
     vgf = result.model
     out = Console(highlight=False, soft_wrap=True)
-    assert result.plan is not None
+    assert result.plan is not None and result.graph is not None and vgf is not None
     rows = []
     for i, (seg, part) in enumerate(zip(vgf.segments, result.plan.partitions, strict=True)):
         module = vgf.module_of(seg)
@@ -141,12 +270,67 @@ def compile_command(
             )
         )
     columns = ("#", "type", "module", "code", "operators", "dispatch", "push")
-    title = escape(f"{output}: {size} bytes")
+    title = escape(f"{job.output}: {written.size} bytes")
     out.print(word_table(title, columns, rows, out.width))
     for line in kernel_lines(result):
         out.print(escape(line))
-    timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in timings)
+    timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in written.timings)
     out.print(
         f"{len(vgf.segments)} segments, {len(vgf.resources)} resources, "
         f"{len(vgf.constants)} constants; {timing}"
     )
+
+
+def _compile_many(
+    jobs: list[Job], options: Options, parallel: int, *, as_json: bool, quiet: bool
+) -> None:
+    """Batch mode: every job, past failures; errors in the order of the models as soon as the
+    models before them are done, progress lines on a terminal, a summary at the end."""
+    import json
+    import time
+
+    from rich.console import Console
+
+    from vgfc.cli.batch import (
+        outcomes_json,
+        print_outcome,
+        run_jobs,
+        summary_line,
+        summary_table,
+        worker_count,
+    )
+
+    debug = bool(click.get_current_context().find_root().params.get("debug"))
+    console = stderr_console()
+    progress = console.is_terminal and not quiet
+    workers = min(worker_count(parallel), len(jobs))
+    finished: dict[int, Outcome] = {}
+    shown = 0
+
+    def on_done(index: int, outcome: Outcome) -> None:
+        nonlocal shown
+        finished[index] = outcome
+        if progress:
+            colour = "green" if outcome.ok else "bold red"
+            console.print(
+                escape(f"[{len(finished)}/{len(jobs)}] {outcome.job.model} ")
+                + f"[{colour}]{outcome.result}[/]",
+                highlight=False,
+            )
+        while shown in finished:
+            print_outcome(console, finished[shown], debug=debug)
+            shown += 1
+
+    start = time.perf_counter()
+    outcomes = run_jobs(jobs, options, workers, on_done)
+    seconds = time.perf_counter() - start
+    if as_json:
+        click.echo(json.dumps(outcomes_json(outcomes), indent=2))
+    elif not quiet:
+        out = Console(highlight=False, soft_wrap=True)
+        out.print(summary_table(outcomes, out.width))
+        out.print(escape(summary_line(outcomes, seconds, workers)))
+    if any(o.internal for o in outcomes):
+        sys.exit(EXIT_INTERNAL)
+    if not all(o.ok for o in outcomes):
+        sys.exit(EXIT_ERROR)
