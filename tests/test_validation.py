@@ -2,13 +2,17 @@
 
 Every sample, the real network and a spread of conformance tests compiled by vgfc run without
 a validation message on lavapipe; the reference converter's ``custom(x, x)`` file, which drops a
-binding its shader uses, is caught. ``make test`` installs the layer (Debian
+binding its shader uses, is caught. Each message is put in the segment it comes from: files
+broken on purpose (a binding dropped from chosen compute segments of a six-segment file) check
+that the right segments are named. ``make test`` installs the layer (Debian
 vulkan-validationlayers), so nothing here is skipped.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +25,18 @@ from vgfc.diagnostics import VgfcError
 from vgfc.ir import Array
 from vgfc.runner import read_vgf, run_vgf
 from vgfc.runner.formats import element_format
-from vgfc.runner.validation import Message, emulation_layer_own, find_layer, read_messages
-from vgfc.vgf.model import Model
+from vgfc.runner.validation import (
+    SETUP,
+    Message,
+    ValidationError,
+    attribute,
+    emulation_layer_own,
+    find_layer,
+    read_messages,
+    validation_error,
+)
+from vgfc.vgf.encode import encode
+from vgfc.vgf.model import COMPUTE_STAGE, DescriptorSet, Model, PushConstantRange, Segment
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = sorted((ROOT / "tests" / "data" / "conformance").glob("*/test.tosa"))
@@ -46,14 +60,35 @@ def _inputs(model: Model) -> list[Array]:
     return arrays
 
 
-def _run(vgf: Path) -> None:
+def _run(vgf: Path, workdir: Path | None = None) -> None:
     model = read_vgf(vgf)
     pushes = {
         i: b"\0" * s.push_constant_size
         for i, s in enumerate(model.segments)
         if s.push_constant_size
     }
-    run_vgf(vgf, _inputs(model), pushes, validate=True)
+    run_vgf(vgf, _inputs(model), pushes, workdir, validate=True)
+
+
+def _compiled(sample: str, tmp_path: Path) -> Model:
+    result = compile_model(SAMPLES_DIR / f"{sample}.tosa")
+    assert result.vgf is not None
+    path = tmp_path / f"{sample}.vgf"
+    path.write_bytes(result.vgf)
+    return read_vgf(path)
+
+
+def _write(model: Model, segments: Sequence[Segment], path: Path) -> Path:
+    path.write_bytes(encode(dataclasses.replace(model, segments=tuple(segments))))
+    return path
+
+
+def _drop_first_binding(segment: Segment) -> Segment:
+    """The reference converter's bug, on purpose: the layout lacks a binding the shader uses."""
+    (first, *rest) = segment.descriptor_sets
+    return dataclasses.replace(
+        segment, descriptor_sets=(DescriptorSet(first.set, first.slots[1:]), *rest)
+    )
 
 
 def test_the_layer_is_installed() -> None:
@@ -71,10 +106,141 @@ def test_vgfc_files_are_validation_clean(path: Path, tmp_path: Path) -> None:
 
 def test_the_reference_converters_duplicated_binding_is_caught(tmp_path: Path) -> None:
     ref = reference_convert(SAMPLES_DIR / "dup.tosa", tmp_path / "ref.vgf")
-    with pytest.raises(VgfcError) as err:
+    with pytest.raises(ValidationError) as err:
         _run(ref)
     assert "VUID-VkComputePipelineCreateInfo-layout-00703" in str(err.value)
     assert len(str(err.value)) < 1000  # one bounded line, however many messages
+    # A graph segment, then the broken compute segment: every message is the shader's.
+    assert "reported 2 message(s) in segment 1 'compute_segment_0' (compute, module " in str(
+        err.value
+    )
+    assert {f.segment for f in err.value.findings} == {1}
+    lines = err.value.excerpt
+    assert len(lines) == 2
+    assert all(line.startswith("segment 1 'compute_segment_0' (compute, ") for line in lines)
+
+
+def test_each_message_is_put_in_its_segment(tmp_path: Path) -> None:
+    """mixed: graph, leaky_relu, graph, square, channel_reverse, graph. Break segments 1 and 3
+    the same way: the same message comes twice, and each copy goes to its own segment."""
+    model = _compiled("mixed", tmp_path)
+    kinds = [s.type.value for s in model.segments]
+    assert kinds == ["graph", "compute", "graph", "compute", "compute", "graph"]
+    segments = list(model.segments)
+    for i in (1, 3):
+        segments[i] = _drop_first_binding(segments[i])
+    broken = _write(model, segments, tmp_path / "broken.vgf")
+    with pytest.raises(ValidationError) as err:
+        _run(broken, tmp_path / "work")
+    findings = err.value.findings
+    layout = "VUID-VkComputePipelineCreateInfo-layout-00703"
+    assert [f.segment for f in findings if f.message.id == layout] == [1, 3]
+    assert {f.segment for f in findings} == {1, 3}
+    assert f"reported 3 message(s) in segments 1, 3: {layout} (x2), VUID-" in str(err.value)
+    lines = err.value.excerpt
+    assert lines[0].startswith(
+        f"segment 1 'compute_segment_0' (compute, module 'leaky_relu'): {layout}: "
+    )
+    assert lines[1].startswith(
+        f"segment 3 'compute_segment_1' (compute, module 'square'): {layout}: "
+    )
+    # One line per message and segment, each with the rule and its words. (The layer reports
+    # -02699 for the first broken dispatch only.)
+    assert len(lines) == len(findings) == 3
+    assert all(" in shader " in line for line in lines if layout in line)
+    # The prefixes it ran are kept in the work folder, each with its own log.
+    prefixes = sorted((tmp_path / "work" / "segments").glob("prefix_*/model.vgf"))
+    assert prefixes
+    # A bisection: fewer runs than segments.
+    assert len(prefixes) < len(model.segments)
+
+
+def test_a_later_segment_alone_is_named(tmp_path: Path) -> None:
+    model = _compiled("mixed", tmp_path)
+    segments = list(model.segments)
+    segments[4] = _drop_first_binding(segments[4])
+    with pytest.raises(ValidationError) as err:
+        _run(_write(model, segments, tmp_path / "broken.vgf"))
+    assert {f.segment for f in err.value.findings} == {4}
+    where = "segment 4 'compute_segment_2' (compute, module 'channel_reverse')"
+    assert {f.where for f in err.value.findings} == {where}
+    assert f"message(s) in {where}: " in str(err.value)
+
+
+def test_the_cli_prints_each_message_with_its_segment(cli, tmp_path: Path) -> None:
+    model = _compiled("mixed", tmp_path)
+    segments = list(model.segments)
+    segments[3] = _drop_first_binding(segments[3])
+    broken = _write(model, segments, tmp_path / "broken.vgf")
+    args = []
+    for i, array in enumerate(_inputs(model)):
+        np.save(tmp_path / f"x{i}.npy", array)
+        args += ["-i", str(tmp_path / f"x{i}.npy")]
+    run = cli("run", str(broken), *args, "--validate")
+    assert run.code != 0
+    err = " ".join(run.err.split())  # rich may wrap long lines
+    assert "message(s) in segment 3 'compute_segment_1' (compute, module 'square'): " in err
+    assert "segment 3 'compute_segment_1' (compute, module 'square'): VUID-vkCmdDispatch-" in err
+
+
+def test_emulation_layer_messages_in_graph_segments_are_set_aside(tmp_path: Path) -> None:
+    """sets: transposes around a shader. The graph layer's TRANSPOSE pipelines raise -00703
+    "Push constant buffer"; once the shader declares push constants only the segment tells
+    the layer's messages from the file's, and they are in the graph segments."""
+    model = _compiled("sets", tmp_path)
+    segments = list(model.segments)
+    assert [s.type.value for s in segments] == ["graph", "compute", "graph"]
+    segments[1] = dataclasses.replace(
+        segments[1], push_constant_ranges=(PushConstantRange(COMPUTE_STAGE, 0, 8),)
+    )
+    path = _write(model, segments, tmp_path / "push.vgf")
+    _run(path, tmp_path / "work")
+    emulation = [
+        m
+        for m in read_messages(tmp_path / "work" / "validation.log")
+        if emulation_layer_own(m, False)
+    ]
+    assert emulation  # the layer's messages are there, and were set aside by their segment
+
+
+def test_attribution_by_prefixes() -> None:
+    a = Message("VUID-a", "ERROR", "x | MessageID = 0x1 | a at 0x10")
+    b = Message("VUID-b", "ERROR", "y | MessageID = 0x2 | b")
+    # Messages the prefix of k segments reports (k = 0..5); a's handle differs from run to run.
+    runs = {
+        0: [b],
+        1: [b],
+        2: [b, Message("VUID-a", "ERROR", "z | MessageID = 0x1 | a at 0x20")],
+        3: [b, a],
+        4: [b, a, a],
+    }
+    asked: list[int] = []
+
+    def prefix(k: int) -> list[str]:
+        asked.append(k)
+        return [m.signature for m in runs[k]]
+
+    full = [b, a, a, a]  # the run of all 5 segments
+    assert attribute(full, 5, prefix) == [SETUP, 1, 3, 4]
+    assert len(asked) == len(set(asked))  # each prefix ran at most once
+    assert attribute([a], 5, lambda k: None) == [None]  # no prefix ran: unknown
+    assert attribute([], 5, prefix) == []
+
+
+def test_message_words() -> None:
+    message = Message(
+        "VUID-VkComputePipelineCreateInfo-layout-00703",
+        "ERROR",
+        "-432263797 - Validation Error: [ VUID-VkComputePipelineCreateInfo-layout-00703 ] "
+        "Object 0: handle = 0x320000000032, type = VK_OBJECT_TYPE_SHADER_MODULE; | MessageID = "
+        "0xe63c2d8b | Set 0 Binding 1 in VkPipelineLayout 0x340000000034[] not declared The "
+        "Vulkan spec states: layout must be consistent (https://www.khronos.org)",
+    )
+    assert message.detail == "Set 0 Binding 1 in VkPipelineLayout 0x340000000034[] not declared"
+    assert message.signature == (
+        "VUID-VkComputePipelineCreateInfo-layout-00703: Set 0 Binding 1 in VkPipelineLayout "
+        "0x?[] not declared"
+    )
 
 
 def test_cli_says_where_it_ran_and_that_it_validated(cli, tmp_path: Path) -> None:
@@ -128,3 +294,29 @@ def test_verify_names_the_model_not_its_temporary_vgf(monkeypatch: pytest.Monkey
     with pytest.raises(VgfcError) as err:
         verify_numbers(model, result, inputs, against="expected", expected={"x": inputs["input-0"]})
     assert str(err.value).startswith(f"{model}: Vulkan validation")
+
+
+def test_error_lines(tmp_path: Path) -> None:
+    model = _compiled("mixed", tmp_path)
+    a = Message("VUID-a", "ERROR", "x | MessageID = 0x1 | a at 0x10 The Vulkan spec states: ...")
+    one = validation_error(model, [a, a], [3, 3])
+    assert one.message == (
+        "Vulkan validation reported 2 message(s): segment 3 'compute_segment_1' (compute, "
+        "module 'square'): VUID-a: a at 0x10 (x2)"
+    )
+    assert one.excerpt == ()
+    graph = validation_error(model, [a], [0])
+    assert "segment 0 'graph_segment_0' (graph): VUID-a" in graph.message
+    b = Message("VUID-b", "ERROR", "b")
+    spread = validation_error(model, [b, a, a], [SETUP, 1, None])
+    assert spread.message == "Vulkan validation reported 3 message(s) in segments set-up, 1, " + (
+        "unknown: VUID-b, VUID-a (x2)"
+    )
+    assert spread.excerpt == (
+        "no segment (resource set-up): VUID-b: b",
+        "segment 1 'compute_segment_0' (compute, module 'leaky_relu'): VUID-a: a at 0x10",
+        "segment unknown: VUID-a: a at 0x10",
+    )
+    many = [Message(f"VUID-{i}", "ERROR", "m") for i in range(25)]
+    capped = validation_error(model, many, [1] * 25)
+    assert len(capped.excerpt) == 10 and capped.excerpt[-1] == "... and 16 more"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from vgfc.runner.run import DEFAULT_TIMEOUT, Inputs, match_inputs, run_vgf
 from vgfc.runner.stack import Stack, find_stack
+from vgfc.runner.validation import ValidationError
 from vgfc.vgf.decode import read_vgf
 from vgfc.vgf.model import Model
 
@@ -19,6 +20,7 @@ __all__ = [
     "Inputs",
     "Model",
     "Stack",
+    "ValidationError",
     "find_stack",
     "match_inputs",
     "read_vgf",

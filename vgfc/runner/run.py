@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +20,15 @@ from vgfc.ir import Array
 from vgfc.runner.formats import element_format
 from vgfc.runner.scenario import build_scenario, read_output, runnable_without_substitution
 from vgfc.runner.stack import Stack, find_stack, resolve_device
-from vgfc.runner.validation import emulation_layer_own, read_messages
+from vgfc.runner.validation import (
+    Message,
+    attribute,
+    emulation_layer_own,
+    read_messages,
+    validation_error,
+)
 from vgfc.vgf.decode import read_vgf
+from vgfc.vgf.encode import encode_to
 from vgfc.vgf.model import Interface, Model, ModuleType
 
 __all__ = ["DEFAULT_TIMEOUT", "Inputs", "match_inputs", "run_vgf"]
@@ -61,8 +70,10 @@ def run_vgf(
     failed (with its own message).
 
     ``validate`` runs the Khronos validation layer below the emulation layers: any message it
-    reports fails the run. ``device`` is ``cpu`` (lavapipe), ``gpu`` (the machine's Vulkan
-    driver) or ``auto``.
+    reports fails the run with a :class:`~vgfc.runner.validation.ValidationError` that names the
+    segment of each message (found by running prefixes of the file, see
+    :mod:`vgfc.runner.validation`; their files go to ``workdir/segments``). ``device`` is
+    ``cpu`` (lavapipe), ``gpu`` (the machine's Vulkan driver) or ``auto``.
     """
     run = _Run(timeout, validate, resolve_device(device))
     path = Path(vgf_path)
@@ -211,6 +222,27 @@ def _run(
 ) -> dict[str, Array]:
     timeout = run.timeout
     scenario, outputs = build_scenario(vgf, model, arrays, pushes, shaders, folder)
+    where = str(vgf)
+    done, log = _execute(scenario, folder, stack, run, timeout, where)
+    if run.validate:
+        _check_validation(model, log, scenario, folder, stack, run, where)
+    if done.returncode != 0:
+        raise VgfcError(_failure(done.returncode, done.stdout + done.stderr), file=where)
+    results = {}
+    for output in outputs:
+        if not output.path.is_file():
+            raise VgfcError(
+                f"the scenario runner wrote nothing for output '{output.name}'",
+                file=where,
+            )
+        results[output.name] = read_output(output)
+    return results
+
+
+def _execute(
+    scenario: dict[str, object], folder: Path, stack: Stack, run: _Run, timeout: float, where: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run ``scenario`` from ``folder``; the runner's result and the validation log's path."""
     scenario_path = folder / "scenario.json"
     scenario_path.write_text(json.dumps(scenario, indent=2), encoding="utf-8")
     log = folder / "validation.log"
@@ -225,7 +257,6 @@ def _run(
         "--output",
         str(folder),
     ]
-    where = str(vgf)
     try:
         done = subprocess.run(
             command, env=env, capture_output=True, text=True, timeout=timeout, check=False
@@ -236,36 +267,90 @@ def _run(
         ) from None
     except OSError as e:
         raise UnsupportedError(f"cannot start the scenario runner: {e.strerror}") from None
-    if run.validate:
-        _check_validation(log, where, any(s.push_constant_ranges for s in model.segments))
-    if done.returncode != 0:
-        raise VgfcError(_failure(done.returncode, done.stdout + done.stderr), file=where)
-    results = {}
-    for output in outputs:
-        if not output.path.is_file():
-            raise VgfcError(
-                f"the scenario runner wrote nothing for output '{output.name}'",
-                file=where,
-            )
-        results[output.name] = read_output(output)
-    return results
+    return done, log
 
 
-def _check_validation(log: Path, where: str, push_constants: bool) -> None:
-    """Fail on any message of the validation layer about the file (which rules, how often, the
-    first in full); messages about the emulation layer's own pipelines are set aside."""
-    messages = [m for m in read_messages(log) if not emulation_layer_own(m, push_constants)]
+def _file_messages(log: Path, push_constants: bool) -> list[Message]:
+    """The layer's messages about the file: without those about the emulation layer's own
+    pipelines that can be told apart without knowing their segment."""
+    return [m for m in read_messages(log) if not emulation_layer_own(m, push_constants)]
+
+
+def _check_validation(
+    model: Model,
+    log: Path,
+    scenario: dict[str, object],
+    folder: Path,
+    stack: Stack,
+    run: _Run,
+    where: str,
+) -> None:
+    """Fail on any message of the validation layer about the file, each with its segment;
+    messages about the emulation layer's own pipelines are set aside."""
+    push_constants = any(s.push_constant_ranges for s in model.segments)
+    messages = _file_messages(log, push_constants)
     if not messages:
         return
-    counts: dict[str, int] = {}
-    for m in messages:
-        counts[m.id] = counts.get(m.id, 0) + 1
-    ids = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in counts.items())
-    raise VgfcError(
-        f"Vulkan validation reported {len(messages)} message(s): {ids}; the first: "
-        f"{messages[0].summary()}",
-        file=where,
-    )
+    deadline = time.monotonic() + run.timeout
+
+    def prefix_signatures(k: int) -> list[str] | None:
+        return _prefix_signatures(model, k, scenario, folder, stack, run, deadline)
+
+    segments = attribute(messages, len(model.segments), prefix_signatures)
+    if push_constants:
+        # Now that the segment is known: in a graph segment, every pipeline is the layer's.
+        kept = [
+            (m, s)
+            for m, s in zip(messages, segments, strict=True)
+            if not (
+                s is not None
+                and s >= 0
+                and model.segments[s].type is ModuleType.GRAPH
+                and emulation_layer_own(m, file_has_push_constants=False)
+            )
+        ]
+        messages, segments = [m for m, _ in kept], [s for _, s in kept]
+        if not messages:
+            return
+    raise validation_error(model, messages, segments).at(file=where)
+
+
+def _prefix_signatures(
+    model: Model,
+    k: int,
+    scenario: dict[str, object],
+    folder: Path,
+    stack: Stack,
+    run: _Run,
+    deadline: float,
+) -> list[str] | None:
+    """The message signatures of the file cut after its first ``k`` segments, run with the same
+    scenario (outputs written under ``folder/segments/prefix_<k>``); ``None`` when that run
+    cannot be made or fails."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return None
+    sub = folder / "segments" / f"prefix_{k}"
+    sub.mkdir(parents=True, exist_ok=True)
+    path = sub / "model.vgf"
+    try:
+        with path.open("wb") as out:
+            encode_to(dataclasses.replace(model, segments=model.segments[:k]), out)
+    except Exception:  # a file vgfc cannot write back: the segment stays unknown, no new error
+        return None
+    prefix = json.loads(json.dumps(scenario))
+    for entry in prefix["resources"]:
+        for kind, resource in entry.items():
+            if kind == "graph":
+                resource["src"] = str(path)
+            elif "dst" in resource:
+                resource["dst"] = str(sub / Path(resource["dst"]).name)
+    try:
+        _, log = _execute(prefix, sub, stack, run, remaining, str(path))
+    except VgfcError:
+        return None
+    push_constants = any(s.push_constant_ranges for s in model.segments)
+    return [m.signature for m in _file_messages(log, push_constants)]
 
 
 def _failure(returncode: int, log: str) -> str:
