@@ -13,7 +13,7 @@ SAMPLE_SOURCES := samples/build_samples.py $(wildcard samples/shaders/*)
 .PHONY: help install install-test apt-deps samples run test lint typecheck bench fuzz clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -101,3 +101,26 @@ fuzz: $(VENV)/.installed-fuzz ## fuzz the whole pipeline with atheris for FUZZ_S
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# ExecuTorch 1.5.1's Arm VGF backend with vgfc as its converter, in a venv of its own (its pins
+# stay as they are; torch is the CPU wheel): models exported afresh into build/executorch-models,
+# then checked in .venv like the copies in tests/data/executorch/. Not part of `make test`.
+# The checks run in .venv because executorch[vgf] pins ai-ml-emulation-layer-for-vulkan 0.10.0
+# and vgfc[run] needs 0.11.0 or later.
+EXECUTORCH_VENV := build/venv-executorch
+EXECUTORCH_OUT := build/executorch-models
+
+$(EXECUTORCH_VENV)/.installed: pyproject.toml
+	rm -rf $(EXECUTORCH_VENV)
+	$(PYTHON) -m venv $(EXECUTORCH_VENV)
+	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet 'executorch[vgf]==1.5.1' torch==2.13.0 -e .
+	$(EXECUTORCH_VENV)/bin/python -m pip check
+	touch $@
+
+.PHONY: test-executorch
+test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## export models through ExecuTorch's VGF backend with vgfc, then check them
+	rm -rf $(EXECUTORCH_OUT)
+	MODEL_CONVERTER_PATH=$(CURDIR)/$(EXECUTORCH_VENV)/bin/vgfc-model-converter \
+	  $(EXECUTORCH_VENV)/bin/python scripts/export_executorch_models.py $(EXECUTORCH_OUT)
+	VGFC_EXECUTORCH_MODELS=$(CURDIR)/$(EXECUTORCH_OUT) $(PY) -m pytest -q tests/test_executorch_models.py
