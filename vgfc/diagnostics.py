@@ -73,14 +73,13 @@ class Location:
 
     def merged(self, other: Location) -> Location:
         """This location with the gaps filled from ``other`` (fields already set win)."""
-        return Location(
-            **{
-                f.name: getattr(self, f.name)
-                if getattr(self, f.name) is not None
-                else getattr(other, f.name)
-                for f in dataclasses.fields(self)
-            }
-        )
+        # Called for every key of every custom op, error or not: the fields are taken as they
+        # are (both sides were checked by __post_init__ already), without building a dict.
+        merged = object.__new__(Location)
+        for name in _LOCATION_FIELDS:
+            mine = getattr(self, name)
+            object.__setattr__(merged, name, mine if mine is not None else getattr(other, name))
+        return merged
 
     def render(self) -> str:
         """``file: op #i OP 'name' (domain): tensor 't': key``, without a trailing colon."""
@@ -114,6 +113,9 @@ class Location:
     def as_dict(self) -> dict[str, object]:
         """The fields that are set, for JSON output."""
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+_LOCATION_FIELDS = tuple(f.name for f in dataclasses.fields(Location))
 
 
 class ErrorKind(enum.Enum):
