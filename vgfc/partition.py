@@ -90,20 +90,24 @@ def partition(graph: Graph, order: Sequence[int] | None = None) -> Plan:
     part_of: dict[int, _Part] = {}
 
     for op in order_ops:
-        deps = [
-            (n, producer[n]) for n in op.inputs if n in producer and not producer[n].is_constant
-        ]
+        shader = op.is_shader
         # The earliest position this op may take, and the dependency that decides it.
         lower, cause = 0, None
-        for tensor, prod in deps:
+        for tensor in op.inputs:
+            prod = producer.get(tensor)
+            if prod is None or prod.is_constant:
+                continue
             p = part_of[prod.index]
-            pos = seq.index(p) + (1 if (op.is_shader or p.kind is PartitionKind.SHADER) else 0)
+            pos = seq.index(p) + (1 if (shader or p.kind is PartitionKind.SHADER) else 0)
             if pos > lower or (pos == lower and cause is None and pos > 0):
                 lower, cause = pos, (op, tensor, prod)
-        first_ml = next(
-            (i for i in range(lower, len(seq)) if seq[i].kind is PartitionKind.ML), None
-        )
-        if op.is_shader:
+        if lower < len(seq) and seq[lower].kind is PartitionKind.ML:
+            first_ml: int | None = lower  # the usual case, without the search below
+        else:
+            first_ml = next(
+                (i for i in range(lower, len(seq)) if seq[i].kind is PartitionKind.ML), None
+            )
+        if shader:
             target = _Part(PartitionKind.SHADER, [op], cause)
             seq.insert(len(seq) if first_ml is None else first_ml, target)
         elif first_ml is not None:

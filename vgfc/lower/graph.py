@@ -147,7 +147,8 @@ def _fold_identity(em: _Emitter, op: Operator) -> None:
 
 
 def _extinst(em: _Emitter, op: Operator) -> None:
-    em.values.update(zip(op.outputs, lower_operator(em, op), strict=True))
+    # lower_partition checked every op's operand counts before emitting anything
+    em.values.update(zip(op.outputs, lower_operator(em, op, counts_checked=True), strict=True))
 
 
 _CONTROL_FLOW = _Unsupported("control flow has no TOSA.001000.1 instruction")
@@ -318,11 +319,18 @@ def lower_partition(
     if constant_ids is None:
         constant_ids = graph_constant_ids(graph, inline_limit)
     em = _Emitter(graph, constant_ids, name or _default_name(partition))
-    for op in ops:  # everything a user can fix is reported before anything is built
-        with _located(graph, op):
+    # Everything a user can fix is reported before anything is built. One handler for the loop,
+    # not a context manager per op: a 100,000-op graph pays for each.
+    op = None
+    try:
+        for op in ops:
             _check_supported(op)
-            for tensor in (*op.inputs, *op.outputs):
+            for tensor in op.inputs:
                 em.tensor(tensor)
+            for tensor in op.outputs:
+                em.tensor(tensor)
+    except VgfcError as e:
+        raise e.at(graph.where(op)) from None
     if not partition.outputs:
         raise UnsupportedError(
             f"ML partition {partition.id} computes nothing that is read; "
@@ -341,9 +349,12 @@ def lower_partition(
     b.begin_graph(graph_type, graph_id)
     for index, (tensor, type_id) in enumerate(zip(inputs, in_types, strict=True)):
         em.values[tensor] = b.graph_input(type_id, index)
-    for op in ops:
-        with _located(graph, op):
+    op = None
+    try:
+        for op in ops:
             _lowering(op)(em, op)
+    except VgfcError as e:
+        raise e.at(graph.where(op)) from None
     for index, tensor in enumerate(outputs):
         with _located(graph, tensor=tensor):
             b.graph_set_output(em.operand(tensor), index)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Union
 
 from vgfc.diagnostics import InternalError
@@ -189,10 +189,17 @@ class ModuleBuilder:
 
     def type_tensor(self, element: int, shape: Sequence[int]) -> int:
         """A ranked, fully shaped ``OpTypeTensorARM``; the shape is an array constant."""
-        key = ("tensor", element, *shape)  # a graph asks for few types, each many times
+        # A graph asks for few types, each many times.
+        return self.memo(("tensor", element, *shape), lambda: self._type_tensor(element, shape))
+
+    def memo(self, key: tuple[object, ...], make: Callable[[], int]) -> int:
+        """The id ``make()`` returned the first time ``key`` was asked for (``make`` runs once).
+
+        For callers that derive a type from values of their own (a TOSA dtype and shape) many
+        times over; keys are tuples that start with a string no opcode name equals."""
         found = self._shared.get(key)
         if found is None:
-            found = self._shared[key] = self._type_tensor(element, shape)
+            found = self._shared[key] = make()
         return found
 
     def _type_tensor(self, element: int, shape: Sequence[int]) -> int:

@@ -247,9 +247,12 @@ def check_operand_counts(op: Operator) -> None:
         )
 
 
-def lower_operator(ctx: Emitter, op: Operator) -> tuple[int, ...]:
-    """Emit ``op`` as one ``OpExtInst``; returns the ids of its results, in output order."""
-    check_operand_counts(op)
+def lower_operator(ctx: Emitter, op: Operator, *, counts_checked: bool = False) -> tuple[int, ...]:
+    """Emit ``op`` as one ``OpExtInst``; returns the ids of its results, in output order.
+
+    ``counts_checked``: the caller ran :func:`check_operand_counts` on ``op`` already."""
+    if not counts_checked:
+        check_operand_counts(op)
     lowering = TOSA_LOWERINGS[op.op]
     inst = tosa_instructions()[op.op]
     operands: list[int] = []
