@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from vgfc.diagnostics import Diagnostic, Severity, VgfcError
 from vgfc.ir import Graph
 from vgfc.partition import Plan
+from vgfc.shader.options import CompileOptions
 from vgfc.vgf.model import Model
 
 if TYPE_CHECKING:
     from vgfc.kernels import Library
     from vgfc.lower import LoweredModule
-    from vgfc.shader.glslang import CompileOptions
 
 __all__ = ["STAGES", "Compilation", "Options", "compile_model"]
 
@@ -38,19 +38,11 @@ STAGES = ("read", "verify", "resolve", "partition", "lower", "layout", "encode")
 """The stages in pipeline order; ``stop_after`` names one of them."""
 
 
-def _default_shader_options() -> CompileOptions:
-    from vgfc.shader.glslang import (
-        CompileOptions,  # glslang's bindings: only when shaders are built
-    )
-
-    return CompileOptions()
-
-
 @dataclass(frozen=True, slots=True)
 class Options:
     """What ``vgfc compile`` can be asked to do differently."""
 
-    shader: CompileOptions = field(default_factory=_default_shader_options)
+    shader: CompileOptions = field(default_factory=CompileOptions)
     keep_source: bool = False
     """Store GLSL/HLSL source in compute modules instead of the compiled SPIR-V."""
     target: str = "scenario-runner"

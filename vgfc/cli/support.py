@@ -22,7 +22,7 @@ from vgfc.diagnostics import Diagnostic, ErrorKind, InputError, Severity, VgfcEr
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from vgfc.shader.glslang import CompileOptions
+    from vgfc.shader.options import CompileOptions
 
 __all__ = [
     "EXIT_ERROR",
@@ -162,7 +162,7 @@ def compile_options(
     the command being run (which :func:`shader_options` keeps in the click context), else to
     the library's defaults (5 s; the shader cache on).
     """
-    from vgfc.shader.glslang import DEFAULT_TIMEOUT, CompileOptions
+    from vgfc.shader.options import DEFAULT_TIMEOUT, CompileOptions
 
     context = click.get_current_context(silent=True)
     if shader_timeout is None:
@@ -235,7 +235,7 @@ def shader_options(func: F) -> F:
     func = click.option(
         "--shader-timeout",
         type=click.FloatRange(min=0),
-        default=None,  # vgfc.shader.glslang.DEFAULT_TIMEOUT, without importing glslang here
+        default=None,  # vgfc.shader.options.DEFAULT_TIMEOUT, filled in by compile_options
         metavar="SECONDS",
         expose_value=False,
         callback=keep_timeout,

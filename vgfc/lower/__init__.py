@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from vgfc.lower.graph import GraphModule
     from vgfc.lower.shader import ShaderModule
     from vgfc.shader.build import ShaderBuilds, ShaderRequest
-    from vgfc.shader.glslang import CompileOptions
+    from vgfc.shader.options import CompileOptions
 
 __all__ = ["Lowered", "LoweredModule", "lower"]
 
@@ -144,7 +144,7 @@ def _shader_requests(
     if not any(p.kind is PartitionKind.SHADER for p in plan.partitions):
         return []  # nor import the shader tooling
     from vgfc.lower.shader import shader_request
-    from vgfc.shader.glslang import CompileOptions
+    from vgfc.shader.options import CompileOptions
 
     options = options or CompileOptions()
     requests = []

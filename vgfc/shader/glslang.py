@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import enum
 import hashlib
 import math
 import os
@@ -33,13 +32,18 @@ import re
 import sys
 import threading
 from array import array
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeAlias
 
 from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import InternalError, ShaderError, UnsupportedError, did_you_mean
 from vgfc.shader.bounded import Worker
+from vgfc.shader.options import (
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_TIMEOUT,
+    CompileOptions,
+    Language,
+)
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
@@ -53,43 +57,6 @@ __all__ = [
     "compile_shader",
     "new_worker",
 ]
-
-DEFAULT_TIMEOUT = 5.0
-"""Seconds one shader may take to compile (``--shader-timeout``); ordinary ones take 1-2 ms."""
-DEFAULT_MEMORY_LIMIT = 2 << 30
-"""Bytes of address space compiling one shader may add (2 GiB); ordinary ones need a few MiB."""
-
-
-class Language(enum.Enum):
-    """Source language of a shader."""
-
-    GLSL = "GLSL"
-    HLSL = "HLSL"
-
-
-@dataclass(frozen=True, slots=True)
-class CompileOptions:
-    """How to compile a shader; the defaults match the Vulkan 1.3 target vgfc writes."""
-
-    target_env: str = "vulkan1.3"
-    """Vulkan version the module is for: ``vulkan1.0`` .. ``vulkan1.3``."""
-    spirv_version: tuple[int, int] = (1, 6)
-    """SPIR-V version to emit; must be one the target environment accepts."""
-    include_dirs: tuple[str, ...] = ()
-    """Folders searched, in order, for ``#include "..."`` and ``#include <...>``."""
-    defines: tuple[tuple[str, str], ...] = ()
-    """Preprocessor macros, as with ``-D NAME=VALUE``; an empty value defines the name only."""
-    timeout: float = DEFAULT_TIMEOUT
-    """Seconds the compilation may take: it runs in a worker process, killed when the time is
-    up. ``0`` (or infinity): no limit, compiled in this process."""
-    memory_limit: int = DEFAULT_MEMORY_LIMIT
-    """Bytes of address space the worker may add while compiling (``RLIMIT_AS``, Linux only);
-    ``0``: no cap. Applies only with a ``timeout``."""
-    cache: bool = True
-    """Look compiled shaders up in, and add them to, the on-disk shader cache
-    (:mod:`vgfc.shader.cache`; ``--no-cache`` turns it off). :func:`compile_shader` itself never
-    uses the cache: the lowering stage does."""
-
 
 DEFAULT_OPTIONS = CompileOptions()
 

@@ -1,0 +1,49 @@
+"""What a shader is compiled from and how: the options and the language.
+
+Apart from :mod:`vgfc.shader.glslang` so that the command line and the compiler can build
+options without importing glslang's bindings (ctypes, the worker process machinery): a model
+without GLSL or HLSL shaders never needs them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_MEMORY_LIMIT", "DEFAULT_TIMEOUT", "CompileOptions", "Language"]
+
+DEFAULT_TIMEOUT = 5.0
+"""Seconds one shader may take to compile (``--shader-timeout``); ordinary ones take 1-2 ms."""
+DEFAULT_MEMORY_LIMIT = 2 << 30
+"""Bytes of address space compiling one shader may add (2 GiB); ordinary ones need a few MiB."""
+
+
+class Language(enum.Enum):
+    """Source language of a shader."""
+
+    GLSL = "GLSL"
+    HLSL = "HLSL"
+
+
+@dataclass(frozen=True, slots=True)
+class CompileOptions:
+    """How to compile a shader; the defaults match the Vulkan 1.3 target vgfc writes."""
+
+    target_env: str = "vulkan1.3"
+    """Vulkan version the module is for: ``vulkan1.0`` .. ``vulkan1.3``."""
+    spirv_version: tuple[int, int] = (1, 6)
+    """SPIR-V version to emit; must be one the target environment accepts."""
+    include_dirs: tuple[str, ...] = ()
+    """Folders searched, in order, for ``#include "..."`` and ``#include <...>``."""
+    defines: tuple[tuple[str, str], ...] = ()
+    """Preprocessor macros, as with ``-D NAME=VALUE``; an empty value defines the name only."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds the compilation may take: it runs in a worker process, killed when the time is
+    up. ``0`` (or infinity): no limit, compiled in this process."""
+    memory_limit: int = DEFAULT_MEMORY_LIMIT
+    """Bytes of address space the worker may add while compiling (``RLIMIT_AS``, Linux only);
+    ``0``: no cap. Applies only with a ``timeout``."""
+    cache: bool = True
+    """Look compiled shaders up in, and add them to, the on-disk shader cache
+    (:mod:`vgfc.shader.cache`; ``--no-cache`` turns it off). :func:`compile_shader` itself never
+    uses the cache: the lowering stage does."""
