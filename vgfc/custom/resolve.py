@@ -29,12 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vgfc.custom.attrs import ShaderSpec, parse_shader_spec
-from vgfc.custom.contract import check_contract
 from vgfc.diagnostics import Diagnostic, UnsupportedError, VgfcError, did_you_mean
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, Graph, Operator, Tensor
 
 if TYPE_CHECKING:
+    from vgfc.custom.attrs import ShaderSpec
     from vgfc.kernels.library import Library
 
 __all__ = ["Resolution", "resolve"]
@@ -162,6 +161,10 @@ class _Bound:
 def _bind(
     op: Operator, graph: Graph, libraries: Sequence[Library], auto_convert: bool
 ) -> tuple[ShaderSpec | None, _Bound | None]:
+    # Only a model with custom ops imports what reads and checks their attributes.
+    from vgfc.custom.attrs import parse_shader_spec
+    from vgfc.custom.contract import check_contract
+
     domain = op.domain or ""
     name = op.custom_name or ""
     entry = next((e for lib in libraries if (e := lib.find(domain, name)) is not None), None)

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from vgfc.custom.attrs import ShaderResource
 from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import element_format
 from vgfc.ir import Graph
@@ -44,6 +43,7 @@ from vgfc.vgf.model import (
 )
 
 if TYPE_CHECKING:
+    from vgfc.custom.attrs import ShaderResource
     from vgfc.lower.shader import ShaderModule
 
 __all__ = ["TENSOR_ARM", "layout", "logical_bindings", "unsigned_values"]
