@@ -243,3 +243,28 @@ def test_inspect_diff(cli, compiled) -> None:
     assert run.out.strip().endswith(f"4 difference(s) between {mine} and {ref}")
     same = cli("inspect", str(mine), "--diff", str(mine))
     assert same.code == 0 and "0 difference(s)" in same.out
+
+
+def test_a_long_summary_is_cut_with_the_count_of_the_rest(cli, tmp_path: Path) -> None:
+    """21 shader ops between 21 ML ops: 42 segments, of which the table shows the first 40."""
+    from tosa_factory import Op, T, build, custom
+
+    from vgfc.cli.compile import SUMMARY_ROWS
+
+    names = [f"t{i}" for i in range(43)]
+    ops = []
+    for i in range(42):
+        src, dst = [names[i]], [names[i + 1]]
+        shader = custom(src, dst, "copy", attrs=shader_attrs())
+        ops.append(shader if i % 2 == 0 else Op("ABS", src, dst))
+    model = tmp_path / "long.tosa"
+    tensors = [T(n, (1, 64)) for n in names]
+    model.write_bytes(build(tensors, ops, [names[0]], [names[-1]]))
+    out = tmp_path / "long.vgf"
+    run = cli("compile", str(model), "-o", str(out))
+    assert run.code == 0, run.err
+    assert SUMMARY_ROWS == 40
+    table_rows = [line for line in run.out.splitlines() if line.startswith("│ ")]
+    assert len(table_rows) == 40  # one line a row: "CUSTOM 'copy'" and "ABS" fit
+    assert f"... and 2 more segments: vgfc inspect {out} lists them all" in run.out
+    assert "42 segments" in run.out

@@ -219,6 +219,11 @@ def _jobs(
     return jobs
 
 
+SUMMARY_ROWS = 40
+"""Segments the summary table shows; a longer table is cut with a line that says how many more
+there are (a terminal shows no more at once, and rich takes about a millisecond a row)."""
+
+
 def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
     """One model: errors end the command (``handle_errors``); a table of the segments."""
     from vgfc.cli.batch import compile_to
@@ -255,7 +260,8 @@ def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
     out = Console(highlight=False, soft_wrap=True)
     assert result.plan is not None and result.graph is not None and vgf is not None
     rows = []
-    for i, (seg, part) in enumerate(zip(vgf.segments, result.plan.partitions, strict=True)):
+    pairs = list(zip(vgf.segments, result.plan.partitions, strict=True))
+    for i, (seg, part) in enumerate(pairs[:SUMMARY_ROWS]):
         module = vgf.module_of(seg)
         push = ", ".join(f"{r.size} B" for r in seg.push_constant_ranges)
         rows.append(
@@ -272,6 +278,11 @@ def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
     columns = ("#", "type", "module", "code", "operators", "dispatch", "push")
     title = escape(f"{job.output}: {written.size} bytes")
     out.print(word_table(title, columns, rows, out.width))
+    if len(pairs) > SUMMARY_ROWS:
+        out.print(
+            f"... and {len(pairs) - SUMMARY_ROWS} more segments: "
+            f"vgfc inspect {escape(str(job.output))} lists them all"
+        )
     for line in kernel_lines(result):
         out.print(escape(line))
     timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in written.timings)
