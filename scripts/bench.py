@@ -23,6 +23,10 @@ Linux counts the memory a process had when it was forked in its children's peak 
 script keeps itself small (the models are made by a separate process) and prints its own peak,
 the floor under every figure.
 
+Two batch rows compile twenty models (the generated ones and a real network, four copies each)
+in one ``vgfc compile -d`` run, with one worker and with two, against a shell loop that runs the
+reference converter once per model: the start-up a CI job pays once instead of per model.
+
 A second table shows how compile time grows with the number of operators (1k, 10k, 100k).
 """
 
@@ -64,6 +68,9 @@ class Case:
     cold: bool = False
     """Empty the shader cache before every run (else it is filled before the first)."""
     vgfc_args: tuple[str, ...] = ()
+    batch: tuple[Path, ...] = ()
+    """A batch row: these models in one ``vgfc compile -d`` run, against one reference converter
+    process per model in a shell loop (what a CI job without a batch mode runs)."""
     times: dict[str, list[float]] = field(default_factory=dict)
     rss: dict[str, list[int]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
@@ -99,11 +106,18 @@ class Bench:
     def command(self, case: Case, tool_name: str) -> tuple[list[str], dict[str, str]]:
         exe, out = str(self.tools[tool_name]), str(self.work / f"out.{tool_name}.vgf")
         if tool_name == "mc":
+            if case.batch:
+                loop = 'for m in "$@"; do "$0" --input "$m" --output "$m.vgf" || exit 1; done'
+                return ["/bin/sh", "-c", loop, exe, *map(str, case.batch)], self.env
             return [exe, "--input", str(case.model), "--output", out], self.env
         folder = self.work / "cache" / tool_name / case.name
         if case.cold:
             shutil.rmtree(folder, ignore_errors=True)
-        command = [exe, "compile", str(case.model), "-o", out, "-q", *case.vgfc_args]
+        if case.batch:
+            outputs = str(self.work / f"batch.{tool_name}")
+            command = [exe, "compile", *map(str, case.batch), "-d", outputs, "-q", *case.vgfc_args]
+        else:
+            command = [exe, "compile", str(case.model), "-o", out, "-q", *case.vgfc_args]
         return command, {**self.env, "VGFC_CACHE_DIR": str(folder)}
 
     def byte_compile(self) -> None:
@@ -180,6 +194,22 @@ def cases_of(models: Path) -> tuple[list[Case], list[Case]]:
         if "conformance" not in parts:
             name = str(model.relative_to(real).with_suffix(""))
             cases.append(Case(name, model, vgfc_args=KERNELS.get(parts[0], ())))
+    # The batch rows: every model above that both converters compile, four times over under
+    # names of their own, as a CI job that builds a folder of models would meet them.
+    both = [paths["chain2000"], paths["constants"], paths["shaders100"], paths["chain1k"]]
+    both += [real / "tflite" / "face_detection_short_range.tosa"]
+    copies = models / "batch"
+    copies.mkdir(parents=True, exist_ok=True)
+    batch = []
+    for n in range(4):
+        for model in both:
+            copy = copies / f"{model.stem}_{n}.tosa"
+            if not copy.exists() or copy.stat().st_size != model.stat().st_size:
+                shutil.copyfile(model, copy)
+            batch.append(copy)
+    label = f"batch of {len(batch)} models"
+    cases.append(Case(label, batch[0], batch=tuple(batch)))
+    cases.append(Case(f"{label} (-j 2)", batch[0], vgfc_args=("-j", "2"), batch=tuple(batch)))
     known = {c.name: c for c in cases}
     return cases, [known.get(n) or Case(n, paths[n]) for n in SCALING]
 
