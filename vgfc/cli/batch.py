@@ -137,7 +137,7 @@ def compile_job(job: Job, options: Options) -> Outcome:
     job leaves no output file (an existing one is left as it was)."""
     import traceback
 
-    from vgfc.diagnostics import Diagnostic, ErrorKind, Location, Severity, VgfcError
+    from vgfc.diagnostics import ErrorKind, VgfcError
 
     start = time.perf_counter()
     try:
@@ -156,14 +156,7 @@ def compile_job(job: Job, options: Options) -> Outcome:
             f"{type(e).__name__}: {e}\nThis is a bug in vgfc; rerun with --debug for a "
             "traceback and report it."
         )
-        return Outcome(
-            job,
-            ok=False,
-            seconds=time.perf_counter() - start,
-            diagnostics=(Diagnostic(Severity.ERROR, message, Location(file=str(job.model))),),
-            internal=True,
-            traceback=traceback.format_exc(),
-        )
+        return _internal_failure(job, start, message, traceback.format_exc())
     result = written.result
     assert result.graph is not None and result.model is not None
     return Outcome(
@@ -256,8 +249,6 @@ def _isolated(job: Job, options: Options) -> Outcome:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from vgfc.diagnostics import Diagnostic, Location, Severity
-
     start = time.perf_counter()
     pool: ProcessPoolExecutor = ProcessPoolExecutor(max_workers=1, initializer=_worker_started)
     try:
@@ -268,15 +259,23 @@ def _isolated(job: Job, options: Options) -> Outcome:
             "memory)\nThis is a bug in vgfc, or the machine ran out of memory; rerun it alone "
             "with --debug to see which."
         )
-        return Outcome(
-            job,
-            ok=False,
-            seconds=time.perf_counter() - start,
-            diagnostics=(Diagnostic(Severity.ERROR, message, Location(file=str(job.model))),),
-            internal=True,
-        )
+        return _internal_failure(job, start, message)
     finally:
         pool.shutdown(wait=True)
+
+
+def _internal_failure(job: Job, start: float, message: str, trace: str | None = None) -> Outcome:
+    """The outcome of a model whose compile hit a bug or lost its process: an internal error."""
+    from vgfc.diagnostics import Diagnostic, Location, Severity
+
+    return Outcome(
+        job,
+        ok=False,
+        seconds=time.perf_counter() - start,
+        diagnostics=(Diagnostic(Severity.ERROR, message, Location(file=str(job.model))),),
+        internal=True,
+        traceback=trace,
+    )
 
 
 def _attributed(d: Diagnostic, model: Path) -> Diagnostic:
