@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 __all__ = ["load_schema"]
@@ -13,6 +13,7 @@ __all__ = ["load_schema"]
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     """A schema by file name, e.g. ``partition.schema.json``."""
-    text = resources.files("vgfc").joinpath("schemas").joinpath(name).read_text(encoding="utf-8")
+    # A plain path, not importlib.resources (7 ms to import): vgfc is installed as files.
+    text = (Path(__file__).parent / "schemas" / name).read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
