@@ -64,7 +64,6 @@ def compile_to(
     each atomically. Raises :class:`~vgfc.diagnostics.VgfcError` at the first error; then no
     VGF has been written, and an existing one is left as it was. The report is written before
     the VGF takes its place, so a report that cannot be written fails the compile too."""
-    import hashlib
     import json
 
     from vgfc.cli.support import write_atomically
@@ -83,7 +82,11 @@ def compile_to(
     def write(file: BinaryIO) -> None:
         nonlocal size, timings
         start = time.perf_counter()
-        digest = hashlib.sha256() if report is not None else None
+        digest = None
+        if report is not None:  # the report records the file's SHA-256
+            import hashlib
+
+            digest = hashlib.sha256()
         size = encode_to(laid_out, file, digest)
         timings = (*result.timings, ("encode", time.perf_counter() - start))
         if report is not None and digest is not None:

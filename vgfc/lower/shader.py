@@ -164,8 +164,8 @@ def _cross_check(
         at = Location(key=f"{r.key}_binding").merged(where)
         b = reflected.get((r.set, r.binding))
         idle = unused.get((r.set, r.binding))
-        shown, excerpt = _binding_line(spec, r.set, r.binding)
         if b is None and idle is not None:
+            shown, excerpt = _binding_line(spec, r.set, r.binding)  # read only when reported
             # Legal Vulkan (the layout may bind more than the shader reads), and common: a
             # shader variant that ignores one of its operands. The value is bound and unread.
             out.append(
@@ -187,6 +187,7 @@ def _cross_check(
             )
         want = KIND_OF_DESCRIPTOR[r.descriptor_type]
         if b.kind != want:
+            shown, excerpt = _binding_line(spec, r.set, r.binding)  # read only when reported
             raise ShaderError(
                 f"declared as {r.descriptor_type}, but the shader's {_describe(b)} is a "
                 f"{b.kind}{shown}",
@@ -194,6 +195,7 @@ def _cross_check(
                 excerpt=excerpt,
             )
         if r.role == "input" and b.written:
+            shown, excerpt = _binding_line(spec, r.set, r.binding)  # read only when reported
             raise ShaderError(
                 f"the shader writes to {_describe(b)}, but it holds an input (tensor "
                 f"'{r.tensor}'), which other readers share: write results to an output{shown}",
@@ -201,6 +203,7 @@ def _cross_check(
                 excerpt=excerpt,
             )
         if r.role == "output" and not b.writable:
+            shown, excerpt = _binding_line(spec, r.set, r.binding)  # read only when reported
             raise ShaderError(
                 f"a result is bound to {_describe(b)}, which the shader declares read-only{shown}",
                 at,
