@@ -453,3 +453,51 @@ def test_workers_per_model(
     monkeypatch.setattr(build, "_cpus", lambda: cpus)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     assert build._lanes(cold) == lanes
+
+
+# --- vgfc cache ---------------------------------------------------------------------------------
+
+
+def test_cache_command_counts_and_clears(cli, tmp_path: Path, compiles: Counter) -> None:
+    import json
+
+    vgf(model(tmp_path, attrs()))
+    vgf(model(tmp_path, attrs(COPY.replace("2.0", "3.0"))))
+    stale = cache_dir() / "v0" / ("ab" * 32)  # an older layout's entry
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old")
+    foreign = cache_dir() / "v1" / "notes.txt"  # not a name the cache writes: never touched
+    foreign.write_text("mine")
+
+    shown = cli("cache", "--json")
+    assert shown.code == 0, shown.err
+    doc = json.loads(shown.out)
+    assert (doc["folder"], doc["entries"], doc["stale_files"]) == (str(cache_dir()), 2, 1)
+    assert doc["bytes"] == sum(p.stat().st_size for p in entries() if p != foreign)
+    text = cli("cache").out
+    assert f"shader cache: {cache_dir()}" in text and "2 entries" in text and "1 stale" in text
+
+    # Entries used in the last day stay with --older-than 1; the stale file goes either way.
+    kept = cli("cache", "clear", "--older-than", "1")
+    assert kept.code == 0 and kept.out.startswith("removed 1 files")
+    assert not stale.parent.exists()
+    assert json.loads(cli("cache", "--json").out)["entries"] == 2
+
+    old = sorted(p for p in entries() if p.parent.name == "v1" and p != foreign)[0]
+    os.utime(old, (0, 0))
+    assert cli("cache", "clear", "--older-than", "1").out.startswith("removed 1 files")
+    assert cli("cache", "clear").out.startswith("removed 1 files")
+    assert entries() == [foreign]
+    before = compiles.count
+    vgf(model(tmp_path, attrs()))
+    assert compiles.count == before + 1  # a cleared entry is a miss, compiled again
+
+
+def test_a_hit_refreshes_an_old_entry_time(tmp_path: Path, compiles: Counter) -> None:
+    path = model(tmp_path, attrs())
+    vgf(path)
+    (entry,) = entries()
+    os.utime(entry, (0, 0))
+    vgf(path)
+    assert compiles.count == 1
+    assert entry.stat().st_mtime > 86400  # used now, so --older-than keeps it

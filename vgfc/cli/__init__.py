@@ -29,6 +29,7 @@ COMMANDS = {
     "run": "vgfc.cli.run:run",
     "verify": "vgfc.cli.verify:verify",
     "kernels": "vgfc.cli.kernels:kernels",
+    "cache": "vgfc.cli.cache:cache",
 }
 """Each command and where it lives, in the order ``vgfc --help`` lists them."""
 
@@ -68,6 +69,7 @@ def cli(debug: bool) -> None:
     vgfc run m.vgf -i x.npy -o out/    run it on the CPU (lavapipe + ML emulation layers)
     vgfc verify model.tosa             compile, run, compare with an independent oracle
     vgfc kernels lib.yaml              check a kernel library (--kernels) without a model
+    vgfc cache [clear]                 the shader cache: where, how big; empty it
     \b
     Exit codes: 0 ok, 1 error in the input, 2 usage error, 3 internal error.
     """

@@ -21,6 +21,11 @@ either no entry or a whole one. Failing to read or write the cache never fails a
 
 Where: ``$VGFC_CACHE_DIR/shaders``, else ``shaders`` in the user cache folder (``platformdirs``:
 ``~/.cache/vgfc`` on Linux). ``--no-cache`` (``CompileOptions(cache=False)``) leaves it alone.
+
+The cache has no size limit of its own: an entry is a few kilobytes (a SPIR-V module and its
+reflection), and each distinct shader and option set adds one. ``vgfc cache`` shows its size and
+``vgfc cache clear [--older-than DAYS]`` removes entries (:func:`usage`, :func:`clear`); a hit
+refreshes its entry's time at most once a day, so ``--older-than`` drops entries not used lately.
 """
 
 from __future__ import annotations
@@ -30,8 +35,10 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import struct
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +48,17 @@ from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
 if TYPE_CHECKING:
     from vgfc.shader.glslang import CompileOptions, IncludeProbe
 
-__all__ = ["CACHE_ENV", "CompiledShader", "ShaderRequest", "cache_dir", "load", "store"]
+__all__ = [
+    "CACHE_ENV",
+    "CompiledShader",
+    "ShaderRequest",
+    "Usage",
+    "cache_dir",
+    "clear",
+    "load",
+    "store",
+    "usage",
+]
 
 CACHE_ENV = "VGFC_CACHE_DIR"
 """Environment variable naming the cache folder (the user cache folder when unset or empty)."""
@@ -117,11 +134,25 @@ def cache_dir() -> Path:
 def load(request: ShaderRequest) -> CompiledShader | None:
     """The cached result for ``request``, or ``None`` (missing, stale or corrupt entry)."""
     key = _key(request)
+    path = _entry(key)
     try:
-        data = _entry(key).read_bytes()
+        data = path.read_bytes()
     except OSError:
         return None
-    return _decode(data, key)
+    found = _decode(data, key)
+    if found is not None:
+        _touch(path)
+    return found
+
+
+_TOUCH_AFTER = 86400.0
+"""Seconds after which a hit refreshes its entry's modification time (for ``--older-than``)."""
+
+
+def _touch(path: Path) -> None:
+    with contextlib.suppress(OSError):  # a read-only cache (a CI cache mounted read-only) is fine
+        if time.time() - path.stat().st_mtime > _TOUCH_AFTER:
+            os.utime(path)
 
 
 def store(
@@ -273,3 +304,82 @@ def _info_from_json(data: dict[str, Any]) -> ShaderInfo | None:
     )
     # Exactly what the entry holds, or the layout has changed under the same format number.
     return info if _info_json(info) == data else None
+
+
+# --- maintenance: ``vgfc cache`` ----------------------------------------------------------------
+
+_ENTRY_NAME = re.compile(r"[0-9a-f]{64}|\.tmp-\d+-\d+")
+_FORMAT_DIR = re.compile(r"v\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What the shader cache holds."""
+
+    folder: Path
+    entries: int
+    """Entries of the current layout (those a compile can use)."""
+    bytes: int
+    """Size of every file below, stale ones included."""
+    stale: int
+    """Files no compile will read: entries of an older layout, temporary files left behind."""
+    oldest: float | None
+    """Modification time of the least recently stored or used entry (seconds since the epoch)."""
+
+
+def _files() -> list[tuple[Path, bool]]:
+    """Every file of the cache and whether a compile can use it. Only names the cache itself
+    writes are listed, so that a cache folder pointed at the wrong place loses nothing else."""
+    folder = cache_dir()
+    found: list[tuple[Path, bool]] = []
+    with contextlib.suppress(OSError):
+        for sub in folder.iterdir():
+            if not (sub.is_dir() and _FORMAT_DIR.fullmatch(sub.name)):
+                continue
+            current = sub.name == f"v{FORMAT}"
+            for path in sub.iterdir():
+                if _ENTRY_NAME.fullmatch(path.name) and path.is_file():
+                    found.append((path, current and not path.name.startswith(".")))
+    return found
+
+
+def usage() -> Usage:
+    """Count and size the cache's files."""
+    entries = stale = size = 0
+    oldest: float | None = None
+    for path, usable in _files():
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        size += info.st_size
+        if usable:
+            entries += 1
+            oldest = info.st_mtime if oldest is None else min(oldest, info.st_mtime)
+        else:
+            stale += 1
+    return Usage(cache_dir(), entries, size, stale, oldest)
+
+
+def clear(older_than: float | None = None) -> tuple[int, int]:
+    """Remove the cache's files (with ``older_than``, only entries not stored or used for that
+    many seconds; stale files go either way). Returns how many files went and their bytes. Safe
+    while compiles run: a removed entry is a miss for them, rebuilt and stored again."""
+    cutoff = None if older_than is None else time.time() - older_than
+    removed = freed = 0
+    for path, usable in _files():
+        try:
+            info = path.stat()
+            if usable and cutoff is not None and info.st_mtime >= cutoff:
+                continue
+            path.unlink()
+        except OSError:
+            continue
+        removed += 1
+        freed += info.st_size
+    with contextlib.suppress(OSError):
+        for sub in cache_dir().iterdir():
+            if sub.is_dir() and _FORMAT_DIR.fullmatch(sub.name) and sub.name != f"v{FORMAT}":
+                with contextlib.suppress(OSError):
+                    sub.rmdir()  # an older layout's folder, once empty
+    return removed, freed
