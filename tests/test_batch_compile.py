@@ -399,3 +399,27 @@ def test_help_documents_batch_mode(cli) -> None:
         "--json",
     ):
         assert words in run.out
+
+
+def test_no_output_ever_replaces_a_model(cli, tmp_path: Path) -> None:
+    """`--report` before the models takes the first as its FILE; -o or --report naming a model,
+    or the report and the VGF naming one file: usage errors, and every file stays as it was."""
+    a, b = tmp_path / "a.tosa", tmp_path / "b.tosa"
+    for path, name in ((a, "simple"), (b, "mixed")):
+        path.write_bytes((SAMPLES_DIR / f"{name}.tosa").read_bytes())
+    renamed = tmp_path / "a.bin"  # a model under another suffix: known by its identifier
+    renamed.write_bytes(a.read_bytes())
+    before = {p: p.read_bytes() for p in (a, b, renamed)}
+    out = tmp_path / "out"
+    for args, words in (
+        (["--report", str(a), str(b), "-d", str(out)], "--report took"),
+        (["--report", str(renamed), str(b)], "that is a TOSA model"),
+        ([str(a), "-o", str(a)], "would replace the model"),
+        ([str(a), "-d", str(tmp_path), "--report", str(b)], "that is a TOSA model"),
+        ([str(a), "-o", str(tmp_path / "m.vgf"), "--report", str(tmp_path / "m.vgf")], "both"),
+    ):
+        run = cli("compile", *args)
+        assert run.code == 2, (args, run.err)
+        assert words in run.err, (args, run.err)
+    assert {p: p.read_bytes() for p in (a, b, renamed)} == before
+    assert not out.exists() and not (tmp_path / "m.vgf").exists()

@@ -141,3 +141,23 @@ def test_debug_shows_the_traceback(cli, model: Path, monkeypatch) -> None:
     monkeypatch.setattr(vgfc, "partition", broken)
     with pytest.raises(RuntimeError, match="boom"):
         cli("--debug", "partition", str(model))
+
+
+def test_package_functions_patch_and_restore_like_plain_attributes() -> None:
+    """vgfc loads its API on first use; partition and verify (also submodule names) still
+    behave as attributes: patched, restored, listed, and never the submodule."""
+    from unittest import mock
+
+    import vgfc
+    import vgfc.partition
+    import vgfc.verify
+
+    original = vgfc.partition
+    assert callable(original) and original.__module__ == "vgfc.partition"
+    with mock.patch("vgfc.partition", lambda graph: "patched"):
+        assert vgfc.partition(None) == "patched"
+    assert vgfc.partition is original
+    with mock.patch.object(vgfc, "verify", lambda graph: "v"):
+        assert vgfc.verify(None) == "v"
+    assert vgfc.verify.__module__ == "vgfc.verify"
+    assert {"partition", "verify", "load", "loads", "Graph", "Plan"} <= set(dir(vgfc))

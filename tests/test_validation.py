@@ -216,15 +216,24 @@ def test_attribution_by_prefixes() -> None:
     }
     asked: list[int] = []
 
-    def prefix(k: int) -> list[str]:
+    def prefix(k: int) -> tuple[list[str], bool]:
         asked.append(k)
-        return [m.signature for m in runs[k]]
+        return [m.signature for m in runs[k]], True
 
     full = [b, a, a, a]  # the run of all 5 segments
     assert attribute(full, 5, prefix) == [SETUP, 1, 3, 4]
     assert len(asked) == len(set(asked))  # each prefix ran at most once
     assert attribute([a], 5, lambda k: None) == [None]  # no prefix ran: unknown
     assert attribute([], 5, prefix) == []
+
+    # Prefixes 3 and 4 crash before they report the copies of a that they would draw: what a
+    # crashed run reports still counts, what it lacks proves nothing (unknown, not a later
+    # segment).
+    def crashing(k: int) -> tuple[list[str], bool]:
+        signatures, _ = prefix(k)
+        return (signatures[:2], False) if k >= 3 else (signatures, True)
+
+    assert attribute(full, 5, crashing) == [SETUP, 1, None, None]
 
 
 def test_message_words() -> None:

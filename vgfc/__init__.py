@@ -64,12 +64,19 @@ def _function_of(name: str) -> property:
         if not isinstance(value, types.ModuleType):
             package.__dict__[f"_{name}_set"] = value
 
-    return property(get, put)
+    def drop(package: types.ModuleType) -> None:
+        """What ``unittest.mock.patch`` does on exit: back to the function."""
+        package.__dict__.pop(f"_{name}_set", None)
+
+    return property(get, put, drop)
 
 
 class _Package(types.ModuleType):
     partition = _function_of("partition")
     verify = _function_of("verify")
+
+    def __dir__(self) -> list[str]:
+        return sorted({*self.__dict__, *__all__})
 
 
 sys.modules[__name__].__class__ = _Package

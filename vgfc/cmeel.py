@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import sysconfig
 from pathlib import Path
@@ -15,14 +16,17 @@ __all__ = ["cmeel_file"]
 def cmeel_file(distribution: str, *candidates: str) -> Path:
     """The first of ``candidates`` (paths relative to ``cmeel.prefix``) that ``distribution`` has.
 
-    Looks in the interpreter's site-packages folders first (where pip puts the wheels, and
-    cheap to look at), then asks the distribution's own metadata, so that any other layout pip
-    produces works too (``--target``, a path added at run time). Several candidates let callers
-    name a library the way each platform spells it.
+    Looks where Python itself finds packages, in ``sys.path`` order (a ``--user`` or
+    ``--target`` install before the system's copy, as for the wheel's Python code), then in the
+    interpreter's site-packages folders; those are cheap to look at. Only then does it ask the
+    distribution's own metadata (10 ms to import), so that any other layout pip produces works
+    too. Relative entries (the current folder) are skipped: a native library is never loaded
+    from where the user happens to be. Several candidates let callers name a library the way
+    each platform spells it.
     """
     paths = sysconfig.get_paths()
-    roots = [Path(paths["purelib"]), Path(paths["platlib"])]
-    roots += [Path(p) for p in sys.path if p.endswith("site-packages")]
+    roots = [Path(p) for p in sys.path if p and Path(p).is_absolute() and p != os.getcwd()]
+    roots += [Path(paths["purelib"]), Path(paths["platlib"])]
     found = _first(roots, candidates)
     if found is not None:
         return found

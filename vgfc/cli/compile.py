@@ -153,6 +153,11 @@ def compile_command(
                 else ""
             )
         )
+    if report and report != REPORT_NEXT_TO_OUTPUT and _looks_like_a_model(Path(report)):
+        raise click.UsageError(
+            f"--report took {report} as its FILE, and that is a TOSA model, not a report: put "
+            "--report last (or write --report=FILE) so that it does not take a model's name"
+        )
     batch = len(models) > 1 or output_dir is not None or as_json
     job_list = _jobs(models, output, output_dir, report)
     from vgfc.compiler import Options
@@ -180,6 +185,17 @@ def compile_command(
         _compile_one(job, options, quiet=quiet)
 
 
+def _looks_like_a_model(path: Path) -> bool:
+    """A ``.tosa`` name, or a file that starts like a TOSA flatbuffer (identifier ``TOSA``)."""
+    if path.suffix.lower() == ".tosa":
+        return True
+    try:
+        with path.open("rb") as f:
+            return f.read(8)[4:8] == b"TOSA"
+    except OSError:
+        return False
+
+
 def _jobs(
     models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
 ) -> list[Job]:
@@ -188,6 +204,7 @@ def _jobs(
 
     jobs = []
     writers: dict[Path, Path] = {}
+    inputs = {model.resolve(): model for model in models}
     for model in models:
         if output is not None:
             target = output
@@ -204,6 +221,17 @@ def _jobs(
         for path in (target, report_path):
             if path is not None and path.is_dir():
                 raise click.UsageError(f"{model}: cannot write {path}: it is a directory")
+            if path is not None and path.resolve() in inputs:
+                # `--report a.tosa b.tosa`: the flag took the model after it as its FILE.
+                taken = " (--report took the word after it as FILE)" if path == report_path else ""
+                raise click.UsageError(
+                    f"{model}: writing {path} would replace the model "
+                    f"{inputs[path.resolve()]}{taken}"
+                )
+        if report_path is not None and report_path.resolve() == target.resolve():
+            raise click.UsageError(
+                f"{model}: the report and the VGF would both be written to {target}"
+            )
         key = target.resolve()
         if key in writers:
             raise click.UsageError(

@@ -293,7 +293,7 @@ def _check_validation(
         return
     deadline = time.monotonic() + run.timeout
 
-    def prefix_signatures(k: int) -> list[str] | None:
+    def prefix_signatures(k: int) -> tuple[list[str], bool] | None:
         return _prefix_signatures(model, k, scenario, folder, stack, run, deadline)
 
     segments = attribute(messages, len(model.segments), prefix_signatures)
@@ -323,10 +323,10 @@ def _prefix_signatures(
     stack: Stack,
     run: _Run,
     deadline: float,
-) -> list[str] | None:
+) -> tuple[list[str], bool] | None:
     """The message signatures of the file cut after its first ``k`` segments, run with the same
-    scenario (outputs written under ``folder/segments/prefix_<k>``); ``None`` when that run
-    cannot be made or fails."""
+    scenario (outputs written under ``folder/segments/prefix_<k>``), and whether that run
+    completed; ``None`` when it cannot be made or run."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return None
@@ -346,11 +346,11 @@ def _prefix_signatures(
             elif "dst" in resource:
                 resource["dst"] = str(sub / Path(resource["dst"]).name)
     try:
-        _, log = _execute(prefix, sub, stack, run, remaining, str(path))
+        done, log = _execute(prefix, sub, stack, run, remaining, str(path))
     except VgfcError:
         return None
     push_constants = any(s.push_constant_ranges for s in model.segments)
-    return [m.signature for m in _file_messages(log, push_constants)]
+    return [m.signature for m in _file_messages(log, push_constants)], done.returncode == 0
 
 
 def _failure(returncode: int, log: str) -> str:

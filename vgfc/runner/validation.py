@@ -201,22 +201,27 @@ def read_messages(log: Path) -> list[Message]:
 def attribute(
     messages: Sequence[Message],
     segments: int,
-    prefix_signatures: Callable[[int], Sequence[str] | None],
+    prefix_signatures: Callable[[int], tuple[Sequence[str], bool] | None],
 ) -> list[int | None]:
     """The segment of each of ``messages`` (the full run's, in order): its index, :data:`SETUP`
     for resource set-up, or ``None`` where it could not be found.
 
     ``prefix_signatures(k)`` runs the file cut after its first ``k`` segments (``0 <= k <
-    segments``) and returns the :attr:`Message.signature` s it reports, or ``None`` when that run
-    failed. The ``n``-th copy of a message belongs to the last segment of the shortest prefix
-    that reports ``n`` copies; prefixes are searched by bisection and each is run at most once.
+    segments``) and returns the :attr:`Message.signature` s it reports and whether the run
+    completed (exit code 0), or ``None`` when it could not be run. The ``n``-th copy of a
+    message belongs to the last segment of the shortest prefix that reports ``n`` copies;
+    prefixes are searched by bisection and each is run at most once. A run that did not
+    complete still proves a message it reports, but not one it lacks: it may have ended before
+    the segment that draws it.
     """
-    cache: dict[int, Counter[str] | None] = {segments: Counter(m.signature for m in messages)}
+    cache: dict[int, tuple[Counter[str], bool] | None] = {
+        segments: (Counter(m.signature for m in messages), True)
+    }
 
-    def counts(k: int) -> Counter[str] | None:
+    def counts(k: int) -> tuple[Counter[str], bool] | None:
         if k not in cache:
             found = prefix_signatures(k)
-            cache[k] = None if found is None else Counter(found)
+            cache[k] = None if found is None else (Counter(found[0]), found[1])
         return cache[k]
 
     seen: Counter[str] = Counter()
@@ -232,10 +237,13 @@ def attribute(
             found = counts(middle)
             if found is None:
                 break
-            if found[signature] >= seen[signature]:
+            tally, complete = found
+            if tally[signature] >= seen[signature]:
                 high = middle
-            else:
+            elif complete:
                 low = middle + 1
+            else:
+                break
         if low < high:
             result.append(None)
             continue
