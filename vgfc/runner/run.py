@@ -225,7 +225,7 @@ def _run(
     where = str(vgf)
     done, log = _execute(scenario, folder, stack, run, timeout, where)
     if run.validate:
-        _check_validation(model, log, scenario, folder, stack, run, where)
+        _check_validation(model, log, scenario, folder, stack, run, where, done.returncode)
     if done.returncode != 0:
         raise VgfcError(_failure(done.returncode, done.stdout + done.stderr), file=where)
     results = {}
@@ -284,9 +284,11 @@ def _check_validation(
     stack: Stack,
     run: _Run,
     where: str,
+    returncode: int,
 ) -> None:
     """Fail on any message of the validation layer about the file, each with its segment;
-    messages about the emulation layer's own pipelines are set aside."""
+    messages about the emulation layer's own pipelines are set aside. ``returncode`` is the
+    full run's: a prefix run that ends the same way ran as far as it would have."""
     push_constants = any(s.push_constant_ranges for s in model.segments)
     messages = _file_messages(log, push_constants)
     if not messages:
@@ -294,7 +296,7 @@ def _check_validation(
     deadline = time.monotonic() + run.timeout
 
     def prefix_signatures(k: int) -> tuple[list[str], bool] | None:
-        return _prefix_signatures(model, k, scenario, folder, stack, run, deadline)
+        return _prefix_signatures(model, k, scenario, folder, stack, run, deadline, returncode)
 
     segments = attribute(messages, len(model.segments), prefix_signatures)
     if push_constants:
@@ -323,10 +325,13 @@ def _prefix_signatures(
     stack: Stack,
     run: _Run,
     deadline: float,
+    full_returncode: int,
 ) -> tuple[list[str], bool] | None:
     """The message signatures of the file cut after its first ``k`` segments, run with the same
-    scenario (outputs written under ``folder/segments/prefix_<k>``), and whether that run
-    completed; ``None`` when it cannot be made or run."""
+    scenario (outputs written under ``folder/segments/prefix_<k>``), and whether that run went
+    as far as it would (it exited 0, or as the full run did: a file whose broken segment crashes
+    the runner after the layer has spoken crashes every prefix that holds it); ``None`` when it
+    cannot be made or run."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return None
@@ -350,7 +355,8 @@ def _prefix_signatures(
     except VgfcError:
         return None
     push_constants = any(s.push_constant_ranges for s in model.segments)
-    return [m.signature for m in _file_messages(log, push_constants)], done.returncode == 0
+    complete = done.returncode in (0, full_returncode)
+    return [m.signature for m in _file_messages(log, push_constants)], complete
 
 
 def _failure(returncode: int, log: str) -> str:

@@ -207,12 +207,12 @@ def attribute(
     for resource set-up, or ``None`` where it could not be found.
 
     ``prefix_signatures(k)`` runs the file cut after its first ``k`` segments (``0 <= k <
-    segments``) and returns the :attr:`Message.signature` s it reports and whether the run
-    completed (exit code 0), or ``None`` when it could not be run. The ``n``-th copy of a
-    message belongs to the last segment of the shortest prefix that reports ``n`` copies;
-    prefixes are searched by bisection and each is run at most once. A run that did not
-    complete still proves a message it reports, but not one it lacks: it may have ended before
-    the segment that draws it.
+    segments``) and returns the :attr:`Message.signature` s it reports and whether the run went
+    as far as it would have (not cut short by a crash the full run does not have), or ``None``
+    when it could not be run. The ``n``-th copy of a message belongs to the last segment of the
+    shortest prefix that reports ``n`` copies; prefixes are searched by bisection and each is
+    run at most once. A run cut short still proves a message it reports, but not one it lacks:
+    it may have ended before the segment that draws it.
     """
     cache: dict[int, tuple[Counter[str], bool] | None] = {
         segments: (Counter(m.signature for m in messages), True)
