@@ -30,6 +30,7 @@ COMMANDS = {
     "verify": "vgfc.cli.verify:verify",
     "kernels": "vgfc.cli.kernels:kernels",
     "cache": "vgfc.cli.cache:cache",
+    "server": "vgfc.cli.server:server",
 }
 """Each command and where it lives, in the order ``vgfc --help`` lists them."""
 
@@ -70,6 +71,7 @@ def cli(debug: bool) -> None:
     vgfc verify model.tosa             compile, run, compare with an independent oracle
     vgfc kernels lib.yaml              check a kernel library (--kernels) without a model
     vgfc cache [clear]                 the shader cache: where, how big; empty it
+    vgfc server start|stop|status      keep vgfc loaded so each command skips the imports
     \b
     Exit codes: 0 ok, 1 error in the input, 2 usage error, 3 internal error.
     """
