@@ -24,7 +24,6 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 __all__ = ["main", "model_converter", "server_dir", "socket_path"]
@@ -36,21 +35,22 @@ CONNECT_TIMEOUT = 2.0
 the command runs in this process."""
 
 
-def server_dir() -> Path:
+def server_dir() -> str:
     """The folder of the server's socket: ``$VGFC_SERVER_DIR``, else ``vgfc`` in the user's
-    runtime folder (``$XDG_RUNTIME_DIR``), else ``/tmp/vgfc-<uid>``; private to the user."""
+    runtime folder (``$XDG_RUNTIME_DIR``), else ``/tmp/vgfc-<uid>``; private to the user.
+    (Strings, not pathlib: this module is imported by every command, and pathlib costs 5 ms.)"""
     explicit = os.environ.get("VGFC_SERVER_DIR")
     if explicit:
-        return Path(explicit)
+        return explicit
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime:
-        return Path(runtime) / "vgfc"
+        return os.path.join(runtime, "vgfc")
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(os.environ.get("TMPDIR") or "/tmp") / f"vgfc-{uid}"
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"vgfc-{uid}")
 
 
-def socket_path() -> Path:
-    return server_dir() / "server.sock"
+def socket_path() -> str:
+    return os.path.join(server_dir(), "server.sock")
 
 
 def identity() -> dict[str, str]:
@@ -58,7 +58,7 @@ def identity() -> dict[str, str]:
     the vgfc package it imports (the server also checks that no source file changed)."""
     import vgfc
 
-    return {"python": sys.executable, "vgfc": str(Path(vgfc.__file__).resolve().parent)}
+    return {"python": sys.executable, "vgfc": os.path.dirname(os.path.realpath(vgfc.__file__))}
 
 
 class _Unavailable(Exception):
@@ -89,7 +89,7 @@ def _wanted(entry: str) -> bool:
         return False  # managing the server is never handed to it
     if not hasattr(socket, "AF_UNIX") or not hasattr(socket, "send_fds"):
         return False
-    return socket_path().exists()
+    return os.path.exists(socket_path())
 
 
 def _local(entry: str) -> None:
@@ -115,7 +115,7 @@ def _remote(entry: str) -> int:
         }
         data = json.dumps(request).encode() + b"\n"
         try:
-            connection.connect(str(socket_path()))
+            connection.connect(socket_path())
             socket.send_fds(connection, [data], [0, 1, 2])
             reader = connection.makefile("rb")
             answer = reader.readline()

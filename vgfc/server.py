@@ -36,9 +36,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vgfc.client import PROTOCOL, identity, server_dir, socket_path
+from vgfc.client import PROTOCOL, identity
+from vgfc.client import server_dir as _server_dir
+from vgfc.client import socket_path as _socket_path
 
 __all__ = ["fingerprint", "running_pid", "serve", "start", "stop"]
+
+
+def server_dir() -> Path:
+    return Path(_server_dir())
+
+
+def socket_path() -> Path:
+    return Path(_socket_path())
+
 
 _PID_FILE = "server.pid"
 _LOG_FILE = "server.log"
@@ -182,6 +193,21 @@ def _warm_up() -> None:
     cache._fingerprint()
     import rich.console
     import rich.table  # noqa: F401
+
+    # A first compile fills what only a compile reaches (the reader's schema tables, lowering
+    # tables, modules imported on first use): a fork of the server then finds them filled, and
+    # a small model compiles in half the time (scripts/make_warmup_model.py says what it is).
+    from vgfc.cli.batch import compile_to
+    from vgfc.compiler import Options
+
+    folder = server_dir()
+    model = Path(__file__).resolve().parent / "data" / "warmup.tosa"
+    try:
+        compile_to(model, folder / "warmup.vgf", folder / "warmup.report.json", Options())
+    finally:
+        for name in ("warmup.vgf", "warmup.report.json"):
+            with contextlib.suppress(OSError):
+                (folder / name).unlink()
 
 
 def serve(listener: socket.socket, idle_seconds: float) -> None:
