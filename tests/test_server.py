@@ -33,9 +33,17 @@ def vgfc(*args: str, cwd: Path | None = None, **env: str) -> subprocess.Complete
     )
 
 
-def log_lines(folder: Path) -> list[str]:
-    log = folder / "server.log"
+def log_lines(_folder: Path) -> list[str]:
+    from vgfc.server import log_path  # VGFC_SERVER_DIR is this test's folder (conftest.py)
+
+    log = log_path()
     return log.read_text().splitlines() if log.exists() else []
+
+
+def sock() -> Path:
+    from vgfc.client import socket_path
+
+    return Path(socket_path())
 
 
 @pytest.fixture
@@ -126,15 +134,15 @@ def test_a_changed_vgfc_is_never_served(server: Path, tmp_path: Path) -> None:
 def test_an_idle_server_leaves(no_user_server: Path) -> None:
     assert vgfc("server", "start", "--idle-minutes", "0.01").returncode == 0
     deadline = time.monotonic() + 20
-    while (no_user_server / "server.sock").exists() and time.monotonic() < deadline:
+    while sock().exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not (no_user_server / "server.sock").exists()
+    assert not sock().exists()
     assert vgfc("server", "status").returncode == 1
 
 
 def test_a_socket_nobody_answers_on_is_ignored(no_user_server: Path, tmp_path: Path) -> None:
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    dead.bind(str(no_user_server / "server.sock"))
+    dead.bind(str(sock()))
     dead.close()  # the file stays, nothing listens
     run = vgfc("compile", str(SAMPLES_DIR / "simple.tosa"), "-o", str(tmp_path / "s.vgf"), "-q")
     assert run.returncode == 0, run.stderr
@@ -143,10 +151,176 @@ def test_a_socket_nobody_answers_on_is_ignored(no_user_server: Path, tmp_path: P
 
 
 def test_start_twice_keeps_one_server_and_stop_ends_it(server: Path) -> None:
-    first = (server / "server.pid").read_text()
+    from vgfc.server import running_pid
+
+    first = running_pid()
+    assert first is not None
     again = vgfc("server", "start")
     assert again.returncode == 0 and f"pid {first})" in again.stdout
     stopped = vgfc("server", "stop")
     assert stopped.stdout.strip() == f"stopped vgfc server (pid {first})"
-    assert not (server / "server.sock").exists()
+    assert not sock().exists()
     assert vgfc("server", "stop").stdout.strip() == "no vgfc server was running"
+
+
+def test_starts_racing_leave_one_server(no_user_server: Path) -> None:
+    from vgfc.server import running_pid
+
+    starts = [
+        subprocess.Popen([str(BIN / "vgfc"), "server", "start"], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    said = {p.communicate(timeout=60)[0].strip() for p in starts}
+    try:
+        pid = running_pid()
+        assert said == {f"vgfc server running (pid {pid}) on {sock()}"}  # all name the one
+        assert vgfc("server", "stop").returncode == 0
+        assert running_pid() is None
+    finally:
+        vgfc("server", "stop")
+
+
+def test_no_command_ever_runs_twice(server: Path) -> None:
+    """The command's process announces itself: a fast one (`--version`) once printed twice when
+    the exit code overtook the server's own reply and the client ran it again."""
+    for _ in range(60):
+        run = vgfc("--version")
+        assert run.returncode == 0 and run.stdout.count("version") == 1, run.stdout
+
+
+def test_a_folder_others_can_open_is_never_used(no_user_server: Path, tmp_path: Path) -> None:
+    from vgfc.client import socket_path
+
+    assert vgfc("server", "start").returncode == 0
+    try:
+        no_user_server.chmod(0o755)  # now others could have put the socket there
+        run = vgfc("compile", str(SAMPLES_DIR / "simple.tosa"), "-o", str(tmp_path / "s.vgf"))
+        assert run.returncode == 0, run.stderr
+        assert not any(" compile " in line for line in log_lines(no_user_server))  # local
+    finally:
+        no_user_server.chmod(0o700)
+        vgfc("server", "stop")
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o1777)
+    refused = vgfc("server", "start", VGFC_SERVER_DIR=str(shared))
+    assert refused.returncode == 1
+    assert "is open to other users (mode 1777)" in refused.stderr
+    assert (shared.stat().st_mode & 0o7777) == 0o1777  # left as it was
+    link = tmp_path / "link"
+    link.symlink_to(no_user_server)
+    refused = vgfc("server", "start", VGFC_SERVER_DIR=str(link))
+    assert refused.returncode == 1 and "is a symbolic link" in refused.stderr
+    assert not Path(socket_path()).exists()
+
+
+def test_bad_requests_leave_the_server_serving(server: Path, tmp_path: Path) -> None:
+    for data, fds in (
+        (b"[]\n", [0, 1, 2]),
+        (b"[" * 200_000 + b"\n", [0, 1, 2]),
+        (b"\xff\xfe not json\n", [0, 1, 2]),
+        (b'{"protocol": 2}\n', []),
+        (b"no newline, then nothing", [0, 1, 2]),
+    ):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as bad:
+            bad.settimeout(5)
+            bad.connect(str(sock()))
+            socket.send_fds(bad, [data], fds)
+            bad.shutdown(socket.SHUT_WR)
+            answer = bad.makefile("rb").readline()
+        assert not answer.startswith(b"ready"), data[:20]
+    run = vgfc("compile", str(SAMPLES_DIR / "simple.tosa"), "-o", str(tmp_path / "s.vgf"), "-q")
+    assert run.returncode == 0, run.stderr
+    assert any(" compile " in line for line in log_lines(server))
+
+
+def test_a_large_environment_is_served(server: Path, tmp_path: Path) -> None:
+    big = {f"BIG_{i}": "x" * 100_000 for i in range(6)}  # more than one send takes
+    run = vgfc(
+        "compile", str(SAMPLES_DIR / "simple.tosa"), "-o", str(tmp_path / "s.vgf"), "-q", **big
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert any(" compile " in line for line in log_lines(server))
+
+
+def test_a_folder_that_is_gone_runs_locally(server: Path, tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); "
+    script += f"os.execv({str(BIN / 'vgfc')!r}, ['vgfc', '--version'])"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0 and "version" in run.stdout, run.stderr
+
+
+def test_non_utf8_arguments_and_debug_tracebacks_match_a_local_run(
+    server: Path, tmp_path: Path
+) -> None:
+    name = os.fsencode(tmp_path) + b"/caf\xe9.tosa"
+    missing = [BIN.joinpath("vgfc").as_posix().encode(), b"compile", name, b"-q"]
+    broken = tmp_path / "broken.tosa"
+    broken.write_bytes(b"TOSA but not a flatbuffer")
+    debug = [str(BIN / "vgfc"), "--debug", "compile", str(broken), "-q"]
+    for command in (missing, debug):
+        results = []
+        for extra in ({}, {"VGFC_NO_SERVER": "1"}):
+            run = subprocess.run(command, capture_output=True, env={**os.environ, **extra})
+            results.append((run.returncode, run.stdout, run.stderr.split(b"\n")[-2:]))
+        assert results[0] == results[1]
+    assert sum(" compile " in line for line in log_lines(server)) == 2
+
+
+def test_the_umask_is_the_clients(server: Path, tmp_path: Path) -> None:
+    modes = []
+    for extra in ({}, {"VGFC_NO_SERVER": "1"}):
+        out = tmp_path / f"u{len(modes)}.vgf"
+        subprocess.run(
+            [str(BIN / "vgfc"), "compile", str(SAMPLES_DIR / "simple.tosa"), "-o", str(out), "-q"],
+            env={**os.environ, **extra},
+            preexec_fn=lambda: os.umask(0o077),
+            check=True,
+        )
+        modes.append(out.stat().st_mode & 0o777)
+    assert modes == [0o600, 0o600]
+
+
+def test_a_terminated_client_ends_like_a_local_one(server: Path, tmp_path: Path) -> None:
+    """SIGTERM is passed on; the command dies of it and so does the client, as a local run
+    would (exit status -15 here, not an internal error)."""
+    model = tmp_path / "long.tosa"
+    from tosa_factory import chain
+
+    model.write_bytes(chain(60_000))
+    client = subprocess.Popen(
+        [str(BIN / "vgfc"), "compile", str(model), "-o", str(tmp_path / "l.vgf"), "-q"],
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(0.5)
+    client.terminate()
+    _, err = client.communicate(timeout=60)
+    assert client.returncode == -15, err
+    assert b"internal error" not in err
+    assert not (tmp_path / "l.vgf").exists()
+
+
+def test_a_client_that_goes_away_interrupts_its_command(server: Path, tmp_path: Path) -> None:
+    model = tmp_path / "long.tosa"
+    from tosa_factory import chain
+
+    model.write_bytes(chain(60_000))
+    out = tmp_path / "k.vgf"
+    client = subprocess.Popen([str(BIN / "vgfc"), "compile", str(model), "-o", str(out), "-q"])
+    time.sleep(0.5)
+    client.kill()
+    client.wait()
+    deadline = time.monotonic() + 30
+    while not any(" compile " in line for line in log_lines(server)):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    (line,) = [entry for entry in log_lines(server) if " compile " in entry]
+    assert line.endswith("-> exit 1")  # interrupted, as Ctrl-C does
+    assert not out.exists() and not list(tmp_path.glob(".k.vgf.*"))
+
+
+def test_managing_the_server_is_never_handed_to_it(server: Path) -> None:
+    assert vgfc("--debug", "server", "status").returncode == 0
+    assert not any("server status" in line for line in log_lines(server))

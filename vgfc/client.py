@@ -3,36 +3,50 @@
 
 A compile of a small model does 15 to 30 ms of work, but a fresh Python process first spends
 about 100 ms importing numpy, click and vgfc itself. ``vgfc server start`` keeps a process with
-all of that imported; this module, which imports nothing but the standard library's socket and
-signal modules, connects to it, passes its standard input, output and error (the file
-descriptors themselves, ``SCM_RIGHTS``), its arguments, folder and environment, and waits for
-the exit code. The server forks a child per command, so every command starts from the same
-imported state and writes straight to this process's terminal or pipes (colours, widths and
-``isatty`` see what they would see here).
+all of that imported; this module, which imports only the standard library's socket, signal
+and json modules, connects to it, passes its standard input, output and error (the file
+descriptors themselves, ``SCM_RIGHTS``), its arguments, folder, environment, umask, niceness and
+resource limits, and waits for the exit code. The server forks a child per command, so every
+command starts from the same imported state and writes straight to this process's terminal or
+pipes (colours, widths and ``isatty`` see what they would see here).
 
-Nothing changes without a server: no socket, ``VGFC_NO_SERVER=1``, a server of another vgfc
-(another install, changed source files) or one that does not answer in time, and the command
-runs in this process as it always has. ``vgfc server ...`` itself always runs here.
+Trust: the socket's folder must be a real directory owned by this user and closed to everyone
+else, and the process behind the socket must run as this user (``SO_PEERCRED``); otherwise the
+command runs here. Each install (interpreter and vgfc package) has a socket of its own.
+
+Protocol, one line each: the request (JSON, with the three descriptors); the server answers
+``ready`` (or refuses: the command then runs here); the client says ``go`` and is committed:
+from then on the command runs in the server or not at all, never twice. The command's process
+says ``started``; signals the client receives go to it as ``signal N`` lines (a client that goes
+away interrupts it); it ends with ``exit N``.
+
+Nothing changes without a server: no socket, ``VGFC_NO_SERVER=1``, a server that refuses (another
+vgfc, changed files, different ``PYTHON*`` settings) or does not answer in time, and the command
+runs in this process as it always has. ``vgfc server ...`` always runs here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import socket
+import stat
 import sys
-from collections.abc import Callable
-from typing import Any
 
 __all__ = ["main", "model_converter", "server_dir", "socket_path"]
 
-PROTOCOL = 1
-"""Version of the request and reply lines below; the server refuses another."""
-CONNECT_TIMEOUT = 2.0
-"""Seconds to wait for the server to take the connection and accept the command; past them
-the command runs in this process."""
+PROTOCOL = 2
+"""Version of the lines below; the server refuses another."""
+ANSWER_TIMEOUT = 2.0
+"""Seconds to wait for the server to accept the command; past them the command runs here."""
+START_TIMEOUT = 30.0
+"""Seconds to wait, once committed, for the command's process to say it started."""
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+"""Signals passed on to the command while it runs."""
+_SETTINGS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LD_PRELOAD")
+"""Variables read when modules are imported, beside every ``PYTHON*`` one: a server imported
+them with its own values, so a client whose values differ runs its command itself."""
 
 
 def server_dir() -> str:
@@ -45,20 +59,60 @@ def server_dir() -> str:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime:
         return os.path.join(runtime, "vgfc")
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"vgfc-{uid}")
-
-
-def socket_path() -> str:
-    return os.path.join(server_dir(), "server.sock")
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"vgfc-{os.getuid()}")
 
 
 def identity() -> dict[str, str]:
-    """What a server must share with this process to run its commands: the interpreter and
-    the vgfc package it imports (the server also checks that no source file changed)."""
+    """What a server must share with this process to run its commands: the interpreter and the
+    vgfc package it imports (the server also checks that no file changed since it started)."""
     import vgfc
 
     return {"python": sys.executable, "vgfc": os.path.dirname(os.path.realpath(vgfc.__file__))}
+
+
+def install_id() -> str:
+    """A short name for this install: each has a socket of its own (the server still checks the
+    whole identity). CRC-32, not hashlib: hashlib costs 4 ms to import."""
+    import zlib
+
+    text = "\n".join(identity().values())
+    return f"{zlib.crc32(text.encode(errors='surrogateescape')):08x}"
+
+
+def socket_path() -> str:
+    return os.path.join(server_dir(), f"server-{install_id()}.sock")
+
+
+def settings(environment: dict[str, str]) -> dict[str, str]:
+    """The environment variables that decide how modules are loaded (:data:`_SETTINGS`)."""
+    return {k: v for k, v in environment.items() if k.startswith("PYTHON") or k in _SETTINGS}
+
+
+def private_folder(path: str) -> str | None:
+    """Why ``path`` is not a folder only this user can use, or ``None`` when it is."""
+    try:
+        info = os.lstat(path)
+    except OSError as e:
+        return e.strerror or "cannot be read"
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a folder"
+    if info.st_uid != os.getuid():
+        return f"belongs to user {info.st_uid}"
+    if info.st_mode & 0o077:
+        return f"is open to other users (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
+
+
+def peer_uid(connection: socket.socket) -> int | None:
+    """The user id of the process at the other end of a Unix socket (Linux), else ``None``."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    import struct
+
+    raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", raw)[1])
 
 
 class _Unavailable(Exception):
@@ -77,16 +131,20 @@ def model_converter() -> None:
 
 def _run(entry: str) -> None:
     if _wanted(entry):
-        with contextlib.suppress(_Unavailable):
+        try:  # noqa: SIM105 - a try costs less than importing contextlib here
             sys.exit(_remote(entry))
+        except _Unavailable:
+            pass
     _local(entry)
 
 
 def _wanted(entry: str) -> bool:
     if os.environ.get("VGFC_NO_SERVER", "") not in ("", "0"):
         return False
-    if entry == "vgfc" and len(sys.argv) > 1 and sys.argv[1] == "server":
-        return False  # managing the server is never handed to it
+    if entry == "vgfc":
+        command = next((a for a in sys.argv[1:] if not a.startswith("-")), None)
+        if command == "server":
+            return False  # managing the server is never handed to it
     if not hasattr(socket, "AF_UNIX") or not hasattr(socket, "send_fds"):
         return False
     return os.path.exists(socket_path())
@@ -100,69 +158,112 @@ def _local(entry: str) -> None:
     run()
 
 
+def _request(entry: str) -> bytes:
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        raise _Unavailable from None  # a folder that is gone: as the command would see it here
+    mask = os.umask(0o022)
+    os.umask(mask)
+    import resource
+
+    limits = {
+        name: resource.getrlimit(getattr(resource, name))
+        for name in ("RLIMIT_FSIZE", "RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NOFILE", "RLIMIT_CORE")
+        if hasattr(resource, name)
+    }
+    request = {
+        "protocol": PROTOCOL,
+        "entry": entry,
+        "argv": sys.argv,
+        "cwd": cwd,
+        "env": dict(os.environ),
+        "umask": mask,
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),
+        "limits": limits,
+        "streams": [
+            [s.encoding, s.errors] if s is not None else ["utf-8", "surrogateescape"]
+            for s in (sys.stdin, sys.stdout, sys.stderr)
+        ],
+        **identity(),
+    }
+    # ASCII JSON: argument or variable bytes that are not UTF-8 travel as escaped surrogates.
+    return json.dumps(request).encode() + b"\n"
+
+
 def _remote(entry: str) -> int:
-    """Run the command in the server; its exit code. :class:`_Unavailable` before it starts."""
+    """Run the command in the server; its exit code. :class:`_Unavailable` before it is handed
+    over; once it is, the command runs there or not at all."""
+    if private_folder(server_dir()) is not None:
+        raise _Unavailable  # someone else's folder: nothing is sent there
+    data = _request(entry)
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        connection.settimeout(CONNECT_TIMEOUT)
-        request = {
-            "protocol": PROTOCOL,
-            "entry": entry,
-            "argv": sys.argv,
-            "cwd": os.getcwd(),
-            "env": dict(os.environ),
-            **identity(),
-        }
-        data = json.dumps(request).encode() + b"\n"
+        connection.settimeout(ANSWER_TIMEOUT)
         try:
             connection.connect(socket_path())
-            socket.send_fds(connection, [data], [0, 1, 2])
+            if peer_uid(connection) not in (None, os.getuid()):
+                raise _Unavailable  # a socket of another user's process
+            sent = socket.send_fds(connection, [data], [0, 1, 2])
+            connection.sendall(data[sent:])
             reader = connection.makefile("rb")
-            answer = reader.readline()
-            if answer != b"ready\n":
-                raise _Unavailable  # refused: another vgfc, changed sources, another protocol
-            # Committed from here: the server starts the command only once it reads "go", so a
-            # client that gave up before (and runs the command itself) never runs it twice.
-            connection.settimeout(None)  # the command may take as long as it takes
+            if reader.readline() != b"ready\n":
+                raise _Unavailable  # refused: another vgfc, changed files, other settings
             connection.sendall(b"go\n")
-            first = reader.readline()
         except OSError:
             raise _Unavailable from None
-        if not first.startswith(b"pid "):
-            raise _Unavailable
-        pid = int(first[4:])
-        forward = _forward_signals(pid)
-        try:
-            last = reader.readline()
-        finally:
-            forward()
-        if last.startswith(b"exit "):
-            return int(last[5:])
-        print(
-            "vgfc: internal error: the vgfc server's process ended without an exit code "
-            "(a crash); rerun with VGFC_NO_SERVER=1 and --debug, and report it",
-            file=sys.stderr,
-        )
-        return 3
+        return _follow(connection, reader)
     finally:
         connection.close()
 
 
-def _forward_signals(pid: int) -> Callable[[], None]:
-    """Send Ctrl-C (and a polite SIGTERM or SIGHUP) to the command's process while it runs;
-    returns the function that puts the previous handlers back."""
-    kept: dict[int, Any] = {}
+def _follow(connection: socket.socket, reader: object) -> int:
+    """Committed: wait for the command, pass signals on, and return its exit code."""
+    readline = reader.readline  # type: ignore[attr-defined]
+    forwarded: list[int] = []
+    try:
+        connection.settimeout(START_TIMEOUT)
+        started = readline() == b"started\n"
+    except OSError:
+        started = False
+    if not started:
+        print(
+            "vgfc: internal error: the vgfc server took the command but did not start it; "
+            "run `vgfc server stop`, then run the command again",
+            file=sys.stderr,
+        )
+        return 3
+    connection.settimeout(None)  # the command may take as long as it takes
 
-    def handler(number: int, _frame: object) -> None:
-        with contextlib.suppress(OSError):
-            os.kill(pid, number)
+    def forward(number: int, _frame: object) -> None:
+        forwarded.append(number)
+        try:  # noqa: SIM105 - as above
+            connection.sendall(f"signal {number}\n".encode())
+        except OSError:
+            pass  # the command has ended already
 
-    for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+    kept = {}
+    for name in SIGNALS:
+        number = getattr(signal, name, None)
         if number is not None:
-            kept[number] = signal.signal(number, handler)
-
-    def restore() -> None:
+            kept[number] = signal.signal(number, forward)
+    try:
+        try:
+            last = readline()
+        except OSError:
+            last = b""
+    finally:
         for number, previous in kept.items():
             signal.signal(number, previous)
-
-    return restore
+    if last.startswith(b"exit "):
+        return int(last[5:])
+    if forwarded:
+        # The command died of the signal passed on: end the same way, as a local run would.
+        signal.signal(forwarded[-1], signal.SIG_DFL)
+        os.kill(os.getpid(), forwarded[-1])
+    print(
+        "vgfc: internal error: the command's process in the vgfc server ended without an exit "
+        "code; rerun it with VGFC_NO_SERVER=1 and --debug, and report it",
+        file=sys.stderr,
+    )
+    return 3

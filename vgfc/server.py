@@ -3,24 +3,29 @@
 Why: vgfc's work on a small model takes 15 to 30 ms, its imports (numpy, click, vgfc) about
 100 ms, and a tool that starts one compile per model (ExecuTorch runs the converter once per
 delegate; a Makefile once per file) pays the imports every time. With a server started, the
-``vgfc`` command is a small client (:mod:`vgfc.client`) and the imports are paid once.
+``vgfc`` command is a small client (:mod:`vgfc.client`, which describes the protocol) and the
+imports are paid once.
 
 How: one process, single-threaded, listening on a Unix socket in a folder only the user can
-enter. For each connection it checks the peer is the same user and runs the same interpreter
-and vgfc package, and that no source file of vgfc changed since it started (else it refuses,
-the client runs the command itself, and the server exits: the next ``start`` loads the new
-code). Then it forks. The child takes the client's standard input, output and error (passed as
-file descriptors), folder, environment and arguments, runs the command exactly as ``vgfc``
-would, and sends the exit code back; the parent goes straight back to waiting. Children are
-reaped by the kernel (``SIGCHLD`` ignored). Every command thus starts from the same state, and
-one command's state never reaches another.
+enter, one socket per install (interpreter and vgfc package). For each connection it checks,
+with short timeouts, that the peer is the same user, runs the same interpreter and vgfc package
+with the same ``PYTHON*`` settings, and that no file of vgfc or of the installed packages
+changed since it started (else it refuses, the client runs the command itself, and on a change
+the server exits: the next ``start`` loads the new code). Then it forks, and goes straight back
+to waiting. The child is the command: it takes the client's standard streams (passed as file
+descriptors), folder, environment, umask, niceness, resource limits and arguments, runs the
+command exactly as ``vgfc`` would, obeys the signals the client passes on (and is interrupted
+when the client goes away), and sends the exit code back. Children are reaped by the kernel
+(``SIGCHLD`` ignored). Every command thus starts from the same state, and one command's state
+never reaches another. What a child does not take from the client: its control group and
+session, and its name in ``ps`` (``vgfc server start``).
 
-Each command it ran is a line of ``server.log`` beside the socket (when, which process, the
-arguments, the exit code), as are the server's own errors.
-
-The server ends on ``vgfc server stop``, on SIGTERM, or after ``--idle-minutes`` without a
-command. It is never started implicitly: a compiler that leaves processes behind surprises CI
-systems.
+A lock file held for the server's whole life keeps one server per install; a server removes
+its socket on exit only while it is still its own. Each command it ran is a line of the log
+beside the socket (when, which process, the arguments, the exit code), as are its own errors.
+The server ends on ``vgfc server stop``, on SIGTERM, after ``--idle-minutes`` without a
+command, or when vgfc's files change. It is never started implicitly: a compiler that leaves
+processes behind surprises CI systems.
 """
 
 from __future__ import annotations
@@ -30,118 +35,169 @@ import json
 import os
 import signal
 import socket
-import struct
 import sys
+import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
-from vgfc.client import PROTOCOL, identity
-from vgfc.client import server_dir as _server_dir
-from vgfc.client import socket_path as _socket_path
+from vgfc.client import (
+    PROTOCOL,
+    identity,
+    install_id,
+    peer_uid,
+    private_folder,
+    server_dir,
+    settings,
+    socket_path,
+)
 
 __all__ = ["fingerprint", "running_pid", "serve", "start", "stop"]
 
-
-def server_dir() -> Path:
-    return Path(_server_dir())
-
-
-def socket_path() -> Path:
-    return Path(_socket_path())
-
-
-_PID_FILE = "server.pid"
-_LOG_FILE = "server.log"
-_MAX_REQUEST = 4 << 20
+_MAX_REQUEST = 16 << 20
 """Bytes a request line may have (arguments and environment)."""
+_HANDSHAKE_TIMEOUT = 1.0
+"""Seconds a connection may take to send its request and its ``go``: a stalled one holds up
+the others no longer than this."""
 
 
-def fingerprint() -> tuple[tuple[str, int, int], ...]:
-    """Every file of the vgfc package with its size and modification time: a changed source
-    file (an editable install being worked on, an upgrade) makes the server refuse and exit."""
+def _file(suffix: str) -> Path:
+    return Path(server_dir()) / f"server-{install_id()}.{suffix}"
+
+
+def log_path() -> Path:
+    return _file("log")
+
+
+def fingerprint() -> tuple[object, ...]:
+    """Every file of the vgfc package with its size and modification time, and the installed
+    distributions of the interpreter's site-packages folders: a changed source file (an
+    editable install being worked on), an upgrade of vgfc or of a package it imports makes the
+    server refuse and exit."""
     package = Path(__file__).resolve().parent
-    found = []
+    found: list[object] = []
     for folder, dirs, files in os.walk(package):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in files:
-            if name.endswith((".py", ".json", ".yaml", ".comp", ".glsl")):
+            if name.endswith((".py", ".json", ".yaml", ".comp", ".glsl", ".tosa")):
                 info = os.stat(os.path.join(folder, name))
                 found.append((os.path.join(folder, name), info.st_size, info.st_mtime_ns))
-    return tuple(sorted(found))
+    for root in sorted({p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)}):
+        found.extend((root, n) for n in os.listdir(root) if n.endswith(".dist-info"))
+    return tuple(sorted(found, key=repr))
 
 
 def running_pid() -> int | None:
-    """The pid of the server answering on the socket, or ``None``."""
-    try:
-        pid = int((server_dir() / _PID_FILE).read_text())
-    except (OSError, ValueError):
-        return None
+    """The pid of this install's server, asked of the process behind the socket itself
+    (``SO_PEERCRED``), or ``None`` when none answers."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.settimeout(1.0)
-        probe.connect(str(socket_path()))
+        probe.connect(socket_path())
+        return _peer_pid(probe)
     except OSError:
         return None
     finally:
         probe.close()
-    return pid
+
+
+def _peer_pid(connection: socket.socket) -> int | None:
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    import struct
+
+    raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", raw)[0])
+
+
+def _private_folder() -> Path:
+    """The server's folder, made private to the user if it is new; an existing folder must be
+    private already (it is never changed: it may hold anything)."""
+    from vgfc.diagnostics import InputError
+
+    folder = Path(server_dir())
+    if not os.path.lexists(folder):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+    why = private_folder(str(folder))
+    if why is not None:
+        raise InputError(
+            f"the vgfc server's folder {why}: it must be a folder only you can open "
+            "(set VGFC_SERVER_DIR to another)",
+            file=str(folder),
+        )
+    return folder
 
 
 def start(idle_minutes: float) -> int:
-    """Start a server in the background; its pid once it answers. A server already running
-    is left as it is (its pid is returned)."""
+    """Start this install's server in the background; its pid once it answers. A server
+    already running (or starting) is left as it is, and its pid returned."""
+    from vgfc.diagnostics import InternalError
+
     running = running_pid()
     if running is not None:
         return running
-    folder = server_dir()
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(folder, 0o700)
+    folder = _private_folder()
     ready_read, ready_write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the daemon; its behaviour is tested through the socket
         os.close(ready_read)
-        try:
-            os.setsid()
-            if os.fork():
-                os._exit(0)
-            _daemon_stdio(folder / _LOG_FILE)
-            listener = _listen()
-            _warm_up()
-            (folder / _PID_FILE).write_text(str(os.getpid()))
-            os.write(ready_write, b"ok")
-            os.close(ready_write)
-            serve(listener, idle_minutes * 60)
-        except BaseException as e:
-            with contextlib.suppress(OSError):
-                os.write(ready_write, f"failed: {type(e).__name__}: {e}".encode()[:400])
-            os._exit(1)
-        os._exit(0)
+        _daemon(folder, ready_write, idle_minutes)
     os.close(ready_write)
     os.waitpid(pid, 0)
     with os.fdopen(ready_read, "rb") as ready:
         said = ready.read()
-    if said != b"ok":
-        from vgfc.diagnostics import InternalError
-
+    if said not in (b"ok", b"running"):
         raise InternalError(f"the vgfc server did not start: {said.decode(errors='replace')}")
-    started = running_pid()
-    if started is None:
-        from vgfc.diagnostics import InternalError
+    deadline = time.monotonic() + 10.0
+    while True:
+        started = running_pid()
+        if started is not None:
+            return started
+        if time.monotonic() > deadline:
+            raise InternalError("the vgfc server started but does not answer")
+        time.sleep(0.02)  # another start holds the lock and is still warming up
 
-        raise InternalError("the vgfc server started but does not answer")
-    return started
+
+def _daemon(folder: Path, ready: int, idle_minutes: float) -> None:  # pragma: no cover
+    """The server process: detach, take the lock, listen, warm up, serve. Never returns."""
+    try:
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        import fcntl
+
+        lock = os.open(_file("lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.write(ready, b"running")  # another server of this install has the lock
+            os._exit(0)
+        _daemon_stdio(log_path())
+        listener, inode = _listen()
+        _warm_up(folder)
+        os.write(ready, b"ok")
+        os.close(ready)
+        serve(listener, idle_minutes * 60, inode)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.write(ready, f"failed: {type(e).__name__}: {e}".encode()[:400])
+        traceback.print_exc()
+        os._exit(1)
+    os._exit(0)
 
 
 def stop() -> int | None:
-    """Stop the running server; its pid, or ``None`` when none was running."""
+    """Stop this install's server; its pid, or ``None`` when none was running."""
     pid = running_pid()
     if pid is None:
         return None
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline and socket_path().exists():
+    while time.monotonic() < deadline and running_pid() == pid:
         time.sleep(0.02)
     return pid
 
@@ -156,34 +212,33 @@ def _daemon_stdio(log: Path) -> None:
     os.close(out)
 
 
-def _listen() -> socket.socket:
+def _listen() -> tuple[socket.socket, int]:
+    """Bind this install's socket (replacing one no server answers on: the lock says so)."""
     path = socket_path()
     with contextlib.suppress(FileNotFoundError):
-        path.unlink()  # a socket no server answers on (running_pid said so)
+        os.unlink(path)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
-        listener.bind(str(path))
+        listener.bind(path)
     finally:
         os.umask(old)
     listener.listen(64)
-    return listener
+    return listener, os.stat(path).st_ino
 
 
-def _warm_up() -> None:
-    """Import what commands use and read the tables they read, once, before any fork."""
+def _warm_up(folder: Path) -> None:
+    """Import what commands use and fill what they fill, once, before any fork: each command,
+    a fork of the server, finds it done."""
+    import rich.console
+    import rich.table  # noqa: F401
+
     import vgfc.cli
-    import vgfc.cli.model_converter
+    import vgfc.cli.model_converter  # noqa: F401
     from vgfc.cli import COMMANDS
 
     for where in COMMANDS.values():
         __import__(where.partition(":")[0])
-    import vgfc.compiler
-    import vgfc.lower.graph
-    import vgfc.lower.shader
-    import vgfc.report
-    import vgfc.vgf.encode
-    import vgfc.vgf.layout  # noqa: F401
     from vgfc.shader import cache
     from vgfc.spirv.grammar import core_grammar
     from vgfc.vulkan_names import formats
@@ -191,27 +246,25 @@ def _warm_up() -> None:
     core_grammar()
     formats()
     cache._fingerprint()
-    import rich.console
-    import rich.table  # noqa: F401
-
     # A first compile fills what only a compile reaches (the reader's schema tables, lowering
-    # tables, modules imported on first use): a fork of the server then finds them filled, and
-    # a small model compiles in half the time (scripts/make_warmup_model.py says what it is).
+    # tables, modules imported on first use): a small model then compiles in half the time
+    # (scripts/make_warmup_model.py says what the model is: no shaders, whose compiler workers
+    # belong to the commands).
     from vgfc.cli.batch import compile_to
     from vgfc.compiler import Options
 
-    folder = server_dir()
     model = Path(__file__).resolve().parent / "data" / "warmup.tosa"
+    vgf, report = folder / f"warmup-{os.getpid()}.vgf", folder / f"warmup-{os.getpid()}.json"
     try:
-        compile_to(model, folder / "warmup.vgf", folder / "warmup.report.json", Options())
+        compile_to(model, vgf, report, Options())
     finally:
-        for name in ("warmup.vgf", "warmup.report.json"):
+        for path in (vgf, report):
             with contextlib.suppress(OSError):
-                (folder / name).unlink()
+                path.unlink()
 
 
-def serve(listener: socket.socket, idle_seconds: float) -> None:
-    """Take commands until stopped, idle for ``idle_seconds``, or the sources change."""
+def serve(listener: socket.socket, idle_seconds: float, inode: int) -> None:
+    """Take commands until stopped, idle for ``idle_seconds``, or vgfc changes."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     stopping = False
 
@@ -222,7 +275,7 @@ def serve(listener: socket.socket, idle_seconds: float) -> None:
 
     signal.signal(signal.SIGTERM, on_term)
     known = fingerprint()
-    me = identity()
+    me = {**identity(), "settings": settings(dict(os.environ))}
     listener.settimeout(idle_seconds if idle_seconds > 0 else None)
     try:
         while not stopping:
@@ -235,103 +288,94 @@ def serve(listener: socket.socket, idle_seconds: float) -> None:
                     break
                 raise
             with connection:
-                if not _take(listener, connection, known, me):
-                    break  # vgfc changed: leave, the next start loads the new code
+                try:
+                    if not _take(listener, connection, known, me):
+                        break  # vgfc changed: leave, the next start loads the new code
+                except Exception:  # a bad request must not end the server: log it, go on
+                    traceback.print_exc()
+                    sys.stderr.flush()
     finally:
         with contextlib.suppress(OSError):
-            socket_path().unlink()
-        with contextlib.suppress(OSError):
-            (server_dir() / _PID_FILE).unlink()
+            if os.stat(socket_path()).st_ino == inode:  # still ours, not a newer server's
+                os.unlink(socket_path())
+
+
+def _receive(connection: socket.socket) -> tuple[bytes, list[int]]:
+    """The request line and the descriptors that came with it."""
+    data, fds, _flags, _address = socket.recv_fds(connection, 1 << 16, 3)
+    try:
+        while not data.endswith(b"\n"):
+            if len(data) > _MAX_REQUEST:
+                raise ValueError("request too large")
+            more = connection.recv(1 << 16)
+            if not more:
+                raise ValueError("request cut short")
+            data += more
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return data, fds
 
 
 def _take(
-    listener: socket.socket, connection: socket.socket, known: object, me: dict[str, str]
+    listener: socket.socket, connection: socket.socket, known: object, me: dict[str, Any]
 ) -> bool:
     """Handle one connection; ``False`` when the server should stop (vgfc changed)."""
-    connection.settimeout(5.0)
+    connection.settimeout(_HANDSHAKE_TIMEOUT)
+    if peer_uid(connection) not in (None, os.getuid()):
+        return True  # another user's process: not even read
     try:
-        data, fds, _flags, _address = socket.recv_fds(connection, _MAX_REQUEST, 3)
-        while not data.endswith(b"\n") and len(data) < _MAX_REQUEST:
-            more = connection.recv(_MAX_REQUEST - len(data))
-            if not more:
-                break
-            data += more
-    except OSError:
+        data, fds = _receive(connection)
+    except (OSError, ValueError):
         return True
     try:
-        if not _same_user(connection) or len(fds) != 3:
-            connection.sendall(b"refused: not this user's\n")
+        if len(fds) != 3:
+            connection.sendall(b"refused: three descriptors expected\n")
             return True
-        request: dict[str, Any] = json.loads(data)
-        if request.get("protocol") != PROTOCOL or any(request.get(k) != v for k, v in me.items()):
-            connection.sendall(b"refused: another vgfc\n")
+        request = json.loads(data)
+        if not isinstance(request, dict) or request.get("protocol") != PROTOCOL:
+            connection.sendall(b"refused: another protocol\n")
+            return True
+        theirs = {**{k: request.get(k) for k in identity()}, "settings": None}
+        if isinstance(request.get("env"), dict):
+            theirs["settings"] = settings(request["env"])
+        if theirs != me:
+            connection.sendall(b"refused: another vgfc, interpreter or PYTHON* settings\n")
             return True
         if fingerprint() != known:
-            connection.sendall(b"refused: vgfc changed\n")
+            connection.sendall(b"refused: vgfc or its packages changed\n")
             return False
         connection.sendall(b"ready\n")
         if connection.makefile("rb").readline() != b"go\n":
-            return True  # the client gave up and runs the command itself
-        child = os.fork()
-        if child == 0:  # pragma: no cover - runs the command; tested through the client
+            return True  # the client gave up, and runs the command itself
+        if os.fork() == 0:  # pragma: no cover - the command; tested through the client
             listener.close()
             _child(connection, fds, request)
-        connection.sendall(f"pid {child}\n".encode())
         return True
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return True
     finally:
         for fd in fds:
             os.close(fd)
 
 
-def _same_user(connection: socket.socket) -> bool:
-    if not hasattr(socket, "SO_PEERCRED"):
-        return True  # the socket's folder is private to the user where this cannot be asked
-    creds = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return bool(uid == os.getuid())
-
-
 def _child(connection: socket.socket, fds: list[int], request: dict[str, Any]) -> None:
-    """The command, in the forked child: the client's stdio, folder, environment and arguments;
-    the exit code goes back over the connection. Never returns."""
-    code = 3
+    """The command, in the forked child, set up as the client's process is; the exit code goes
+    back over the connection. Never returns."""
+    code = 1
     try:
         import atexit
 
-        # The server's own exit handlers are not the command's; the command's run below, since
-        # this process ends with os._exit (a normal exit would unwind into the server's loop).
+        # The server's exit handlers are not the command's; the command's run below, since this
+        # process ends with os._exit (a normal exit would unwind into the server's loop).
         # atexit has no public way to do either.
         atexit._clear()
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        for fd in fds:
-            os.close(fd)
-        sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-        sys.stdout = open(  # noqa: SIM115
-            1,
-            "w",
-            encoding="utf-8",
-            errors="backslashreplace",
-            closefd=False,
-            buffering=1 if os.isatty(1) else -1,
-        )
-        sys.stderr = open(  # noqa: SIM115
-            2,
-            "w",
-            encoding="utf-8",
-            errors="backslashreplace",
-            closefd=False,
-            buffering=1,
-        )
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        sys.argv = list(request["argv"])
+        _set_up(fds, request)
+        connection.settimeout(None)
+        connection.sendall(b"started\n")
+        done = threading.Event()
+        threading.Thread(target=_watch, args=(connection, done), daemon=True).start()
         try:
             if request["entry"] == "vgfc":
                 from vgfc.cli import main as run
@@ -340,28 +384,85 @@ def _child(connection: socket.socket, fds: list[int], request: dict[str, Any]) -
             run()
             code = 0
         except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-            if e.code is not None and not isinstance(e.code, int):
+            if e.code is None or isinstance(e.code, int):
+                code = e.code or 0
+            else:
                 print(e.code, file=sys.stderr)
-        except KeyboardInterrupt:
-            code = 130
+        except BaseException:  # what an uncaught exception does to a Python process
+            traceback.print_exc()
         finally:
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-            with contextlib.suppress(Exception):
-                sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
             with contextlib.suppress(Exception):
                 atexit._run_exitfuncs()  # the command's own exit work (shader workers)
+        done.set()  # before the client can see the end: its leaving is no interruption now
+        with contextlib.suppress(OSError):
+            connection.sendall(f"exit {code}\n".encode())
         _log(request, code)
-        connection.sendall(f"exit {code}\n".encode())
     finally:
         os._exit(0)
 
 
+def _set_up(fds: list[int], request: dict[str, Any]) -> None:
+    """The client's streams, folder, environment, umask, niceness, limits and arguments."""
+    import resource
+
+    for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    os.umask(int(request["umask"]))
+    with contextlib.suppress(OSError, KeyError, TypeError, ValueError):
+        os.setpriority(os.PRIO_PROCESS, 0, int(request["nice"]))
+    for name, (soft, hard) in dict(request.get("limits", {})).items():
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            resource.setrlimit(getattr(resource, name), (int(soft), int(hard)))
+    streams = list(request.get("streams") or [])
+    while len(streams) < 3:
+        streams.append(["utf-8", "surrogateescape"])
+    wrapped = []
+    for fd, (encoding, errors) in enumerate(streams[:3]):
+        mode = "r" if fd == 0 else "w"
+        buffering = 1 if fd == 2 or os.isatty(fd) else -1
+        wrapped.append(
+            open(  # noqa: SIM115 - the process's own streams, open until it ends
+                fd, mode, buffering, encoding=encoding, errors=errors, closefd=False
+            )
+        )
+    sys.stdin, sys.stdout, sys.stderr = wrapped
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.argv = list(request["argv"])
+
+
+def _watch(connection: socket.socket, done: threading.Event) -> None:
+    """Obey the client: ``signal N`` lines are signals for this process; the client going away
+    before the command ends interrupts it (as Ctrl-C does: its partial files are removed)."""
+    reader = connection.makefile("rb")
+    while True:
+        try:
+            line = reader.readline()
+        except OSError:
+            line = b""
+        if not line:
+            if not done.is_set():
+                os.kill(os.getpid(), signal.SIGINT)
+            return
+        if line.startswith(b"signal "):
+            with contextlib.suppress(ValueError, OSError):
+                os.kill(os.getpid(), int(line[7:]))
+
+
 def _log(request: dict[str, Any], code: int) -> None:
     """One line in the server's log per command: when, which process, what, and how it ended."""
-    argv = " ".join([Path(request["argv"][0]).name, *request["argv"][1:]])
+    argv = " ".join([os.path.basename(request["argv"][0]), *request["argv"][1:]])
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
     line = f"{stamp} pid {os.getpid()}: {argv} (in {request['cwd']}) -> exit {code}\n"
-    with contextlib.suppress(OSError), open(server_dir() / _LOG_FILE, "a") as log:
+    with (
+        contextlib.suppress(OSError),
+        open(log_path(), "a", encoding="utf-8", errors="backslashreplace") as log,
+    ):
         log.write(line)

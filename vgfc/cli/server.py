@@ -15,10 +15,13 @@ def server() -> None:
 
     A compile of a small model does 15 to 30 ms of work, but a new process first spends about
     100 ms loading numpy, click and vgfc. While a server runs, `vgfc` and `vgfc-model-converter`
-    hand their command to it (with their terminal, folder, environment and arguments) and the
-    output, files and exit code are what they would have been. It is never started for you;
-    without one, or with VGFC_NO_SERVER=1, commands run in their own process. A server whose
-    vgfc changed (an upgrade, an edited source file) refuses, and the command runs locally.
+    hand their command to it (with their terminal, folder, environment, umask, limits and
+    arguments) and the output, files, exit code and Ctrl-C are what they would have been. It is
+    never started for you; without one, or with VGFC_NO_SERVER=1, commands run in their own
+    process. A server whose vgfc or packages changed (an upgrade, an edited source file)
+    refuses, and the command runs locally. Its socket and log are in $VGFC_SERVER_DIR, else
+    $XDG_RUNTIME_DIR/vgfc, else /tmp/vgfc-<uid>: a folder only you can open, one socket per
+    install; the log has a line per command.
 
     \b
     vgfc server start              keep one running (ends after 30 idle minutes)
