@@ -8,13 +8,16 @@ a line per command it ran; never from timing.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from samples_module import SAMPLES_DIR
@@ -324,3 +327,120 @@ def test_a_client_that_goes_away_interrupts_its_command(server: Path, tmp_path: 
 def test_managing_the_server_is_never_handed_to_it(server: Path) -> None:
     assert vgfc("--debug", "server", "status").returncode == 0
     assert not any("server status" in line for line in log_lines(server))
+
+
+def _long_compile(tmp_path: Path, name: str, **popen: Any) -> tuple[subprocess.Popen[bytes], Path]:
+    from tosa_factory import chain
+
+    model = tmp_path / f"{name}.tosa"
+    if not model.exists():
+        model.write_bytes(chain(60_000))
+    out = tmp_path / f"{name}.vgf"
+    command = [str(BIN / "vgfc"), "compile", str(model), "-o", str(out), "-q"]
+    return subprocess.Popen(command, stderr=subprocess.PIPE, **popen), out
+
+
+def test_a_signal_the_caller_ignores_is_ignored(server: Path, tmp_path: Path) -> None:
+    """nohup: SIGHUP ignored by the client is ignored by the command too."""
+    client, out = _long_compile(
+        tmp_path, "nohup", preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    )
+    time.sleep(0.5)
+    client.send_signal(signal.SIGHUP)
+    _, err = client.communicate(timeout=120)
+    assert client.returncode == 0, err
+    assert out.exists()
+
+
+def test_ctrl_z_stops_the_command_and_fg_resumes_it(server: Path, tmp_path: Path) -> None:
+    client, out = _long_compile(tmp_path, "tstp")
+    time.sleep(0.5)
+    client.send_signal(signal.SIGTSTP)
+    time.sleep(0.5)
+    assert Path(f"/proc/{client.pid}/stat").read_text().split()[2] == "T"  # stopped
+    client.send_signal(signal.SIGCONT)
+    _, err = client.communicate(timeout=120)
+    assert client.returncode == 0, err
+    assert out.exists()
+
+
+def test_the_server_restarts_while_a_command_runs(server: Path, tmp_path: Path) -> None:
+    client, out = _long_compile(tmp_path, "restart")
+    time.sleep(0.5)
+    assert vgfc("server", "stop").returncode == 0
+    again = vgfc("server", "start")  # the running command holds no lock of the server's
+    assert again.returncode == 0, again.stderr
+    _, err = client.communicate(timeout=120)
+    assert client.returncode == 0, err
+    assert out.exists()
+
+
+def test_start_does_not_keep_the_callers_descriptors(no_user_server: Path) -> None:
+    try:
+        run = subprocess.run(
+            ["bash", "-c", f"( {BIN / 'vgfc'} server start 3>&1 ) | cat"],
+            capture_output=True,
+            text=True,
+            timeout=30,  # a server holding the pipe would keep cat waiting
+        )
+        assert run.returncode == 0 and "vgfc server running" in run.stdout
+    finally:
+        vgfc("server", "stop")
+
+
+def _handshake(request: dict[str, Any]) -> list[bytes]:
+    """Send ``request`` as the client would, say go after ready; the server's lines."""
+    import json
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(str(sock()))
+        socket.send_fds(s, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
+        reader = s.makefile("rb")
+        lines = [reader.readline()]
+        if lines[0] == b"ready\n":
+            s.sendall(b"go\n")
+            lines.append(reader.readline())
+        return lines
+
+
+def test_a_command_that_cannot_be_set_up_is_not_started(server: Path, tmp_path: Path) -> None:
+    """The client may then run it itself: the server says nothing ran."""
+    from vgfc import client
+
+    request = {
+        "protocol": client.PROTOCOL,
+        "entry": "vgfc",
+        "argv": ["vgfc", "--version"],
+        "cwd": str(tmp_path / "no such folder"),
+        "env": dict(os.environ),
+        "umask": 0o022,
+        "nice": 0,
+        "limits": {},
+        "streams": [],
+        "ignored": [],
+        **client.identity(),
+    }
+    assert _handshake(request) == [b"ready\n", b"not-started\n"]
+    del request["umask"]
+    assert _handshake(request)[0].startswith(b"refused: field 'umask'")
+
+
+def test_a_slow_connection_does_not_hold_the_others(server: Path) -> None:
+    import threading
+
+    def trickle() -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(str(sock()))
+            with contextlib.suppress(OSError):
+                for _ in range(20):
+                    s.send(b"{")
+                    time.sleep(0.3)
+
+    slow = threading.Thread(target=trickle)
+    slow.start()
+    time.sleep(0.2)
+    run = vgfc("--version")
+    slow.join()
+    assert run.returncode == 0
+    assert any("--version" in line for line in log_lines(server))  # served, not run here

@@ -17,8 +17,9 @@ command runs here. Each install (interpreter and vgfc package) has a socket of i
 Protocol, one line each: the request (JSON, with the three descriptors); the server answers
 ``ready`` (or refuses: the command then runs here); the client says ``go`` and is committed:
 from then on the command runs in the server or not at all, never twice. The command's process
-says ``started``; signals the client receives go to it as ``signal N`` lines (a client that goes
-away interrupts it); it ends with ``exit N``.
+says ``started <pid>`` (or ``not-started`` when it could not be set up: nothing ran, and the
+command runs here); signals the client receives go to it as ``signal N`` lines (a client that
+goes away interrupts it); it ends with ``exit N``.
 
 Nothing changes without a server: no socket, ``VGFC_NO_SERVER=1``, a server that refuses (another
 vgfc, changed files, different ``PYTHON*`` settings) or does not answer in time, and the command
@@ -33,6 +34,8 @@ import signal
 import socket
 import stat
 import sys
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["main", "model_converter", "server_dir", "socket_path"]
 
@@ -42,8 +45,10 @@ ANSWER_TIMEOUT = 2.0
 """Seconds to wait for the server to accept the command; past them the command runs here."""
 START_TIMEOUT = 30.0
 """Seconds to wait, once committed, for the command's process to say it started."""
-SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-"""Signals passed on to the command while it runs."""
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+"""Signals passed on to the command while it runs (unless this process ignores them: then the
+command ignores them too). Ctrl-Z (SIGTSTP) stops the command and this process, SIGCONT resumes
+both."""
 _SETTINGS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LD_PRELOAD")
 """Variables read when modules are imported, beside every ``PYTHON*`` one: a server imported
 them with its own values, so a client whose values differ runs its command itself."""
@@ -185,6 +190,12 @@ def _request(entry: str) -> bytes:
             [s.encoding, s.errors] if s is not None else ["utf-8", "surrogateescape"]
             for s in (sys.stdin, sys.stdout, sys.stderr)
         ],
+        "ignored": [
+            number
+            for name in (*SIGNALS, "SIGTSTP")
+            if (number := getattr(signal, name, None)) is not None
+            and signal.getsignal(number) is signal.SIG_IGN
+        ],
         **identity(),
     }
     # ASCII JSON: argument or variable bytes that are not UTF-8 travel as escaped surrogates.
@@ -218,35 +229,60 @@ def _remote(entry: str) -> int:
 
 
 def _follow(connection: socket.socket, reader: object) -> int:
-    """Committed: wait for the command, pass signals on, and return its exit code."""
+    """Committed: wait for the command, pass signals on, and return its exit code. Only a
+    ``not-started`` answer (the command's process could not be set up: nothing ran) lets the
+    command run here after all."""
     readline = reader.readline  # type: ignore[attr-defined]
     forwarded: list[int] = []
     try:
         connection.settimeout(START_TIMEOUT)
-        started = readline() == b"started\n"
+        first = readline()
     except OSError:
-        started = False
-    if not started:
+        first = b""
+    if first == b"not-started\n":
+        raise _Unavailable
+    if not first.startswith(b"started "):
         print(
             "vgfc: internal error: the vgfc server took the command but did not start it; "
             "run `vgfc server stop`, then run the command again",
             file=sys.stderr,
         )
         return 3
+    pid = int(first[8:])
     connection.settimeout(None)  # the command may take as long as it takes
 
-    def forward(number: int, _frame: object) -> None:
-        forwarded.append(number)
-        try:  # noqa: SIM105 - as above
+    def tell(number: int) -> None:
+        try:  # noqa: SIM105 - a try costs less than importing contextlib here
             connection.sendall(f"signal {number}\n".encode())
         except OSError:
             pass  # the command has ended already
 
-    kept = {}
-    for name in SIGNALS:
+    def forward(number: int, _frame: object) -> None:
+        forwarded.append(number)
+        tell(number)
+
+    def stop(number: int, _frame: object) -> None:
+        # The command stops itself (SIGSTOP) on this message; then this process stops too.
+        tell(number)
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+        signal.signal(number, stop)
+
+    def resume(_number: int, _frame: object) -> None:
+        # A stopped command reads no messages: it is sent SIGCONT itself, while the open
+        # connection says it has not ended (and its pid is still its own).
+        try:  # noqa: SIM105 - as above
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+
+    kept: dict[int, Any] = {}
+    handlers: list[tuple[str, Callable[[int, object], None]]] = [(n, forward) for n in SIGNALS]
+    handlers += [("SIGTSTP", stop), ("SIGCONT", resume)]
+    for name, handler in handlers:
         number = getattr(signal, name, None)
-        if number is not None:
-            kept[number] = signal.signal(number, forward)
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            kept[number] = signal.signal(number, handler)
     try:
         try:
             last = readline()

@@ -169,12 +169,15 @@ def _daemon(folder: Path, ready: int, idle_minutes: float) -> None:  # pragma: n
             os._exit(0)
         import fcntl
 
-        lock = os.open(_file("lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        global _LOCK
+        _LOCK = os.open(_file("lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(_LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.write(ready, b"running")  # another server of this install has the lock
             os._exit(0)
+        _close_inherited(keep={ready, _LOCK})
+        os.chdir("/")
         _daemon_stdio(log_path())
         listener, inode = _listen()
         _warm_up(folder)
@@ -187,6 +190,23 @@ def _daemon(folder: Path, ready: int, idle_minutes: float) -> None:  # pragma: n
         traceback.print_exc()
         os._exit(1)
     os._exit(0)
+
+
+_LOCK: int | None = None
+"""The descriptor holding the server's lock; a command's process closes it first."""
+
+
+def _close_inherited(keep: set[int]) -> None:
+    """Close every descriptor above stderr the starting shell passed down (a pipe held open
+    would keep ``( vgfc server start ) | cat`` from ending, and commands would inherit it)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd > 2 and fd not in keep:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def stop() -> int | None:
@@ -300,13 +320,15 @@ def serve(listener: socket.socket, idle_seconds: float, inode: int) -> None:
                 os.unlink(socket_path())
 
 
-def _receive(connection: socket.socket) -> tuple[bytes, list[int]]:
-    """The request line and the descriptors that came with it."""
+def _receive(connection: socket.socket, deadline: float) -> tuple[bytes, list[int]]:
+    """The request line and the descriptors that came with it, by ``deadline``."""
+    _remaining(connection, deadline)
     data, fds, _flags, _address = socket.recv_fds(connection, 1 << 16, 3)
     try:
         while not data.endswith(b"\n"):
             if len(data) > _MAX_REQUEST:
                 raise ValueError("request too large")
+            _remaining(connection, deadline)
             more = connection.recv(1 << 16)
             if not more:
                 raise ValueError("request cut short")
@@ -318,46 +340,100 @@ def _receive(connection: socket.socket) -> tuple[bytes, list[int]]:
     return data, fds
 
 
+def _remaining(connection: socket.socket, deadline: float) -> None:
+    """Give the next read what is left of the handshake's time (one deadline for it all: a
+    client that trickles bytes cannot hold the server)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("handshake took too long")
+    connection.settimeout(left)
+
+
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "entry": str,
+    "argv": list,
+    "cwd": str,
+    "env": dict,
+    "umask": int,
+    "nice": int,
+    "limits": dict,
+    "streams": list,
+    "ignored": list,
+}
+
+
+def _malformed(request: object) -> str | None:
+    """What is wrong with a request's fields, or ``None``: checked before ``ready``, so that a
+    command that is accepted can be set up."""
+    if not isinstance(request, dict):
+        return "not a JSON object"
+    for key, kind in _FIELDS.items():
+        if not isinstance(request.get(key), kind):
+            return f"field {key!r} missing or of the wrong type"
+    if request["entry"] not in ("vgfc", "vgfc-model-converter") or not request["argv"]:
+        return "unknown entry point or no arguments"
+    if not all(isinstance(a, str) for a in request["argv"]):
+        return "arguments that are not strings"
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in request["env"].items()):
+        return "environment entries that are not strings"
+    return None
+
+
 def _take(
     listener: socket.socket, connection: socket.socket, known: object, me: dict[str, Any]
 ) -> bool:
     """Handle one connection; ``False`` when the server should stop (vgfc changed)."""
-    connection.settimeout(_HANDSHAKE_TIMEOUT)
+    deadline = time.monotonic() + _HANDSHAKE_TIMEOUT
     if peer_uid(connection) not in (None, os.getuid()):
         return True  # another user's process: not even read
     try:
-        data, fds = _receive(connection)
-    except (OSError, ValueError):
+        data, fds = _receive(connection, deadline)
+    except (OSError, ValueError) as e:
+        _note(f"dropped a connection: {e}")
         return True
     try:
         if len(fds) != 3:
-            connection.sendall(b"refused: three descriptors expected\n")
-            return True
-        request = json.loads(data)
-        if not isinstance(request, dict) or request.get("protocol") != PROTOCOL:
-            connection.sendall(b"refused: another protocol\n")
-            return True
-        theirs = {**{k: request.get(k) for k in identity()}, "settings": None}
-        if isinstance(request.get("env"), dict):
-            theirs["settings"] = settings(request["env"])
+            return _refuse(connection, "three descriptors expected")
+        try:
+            request = json.loads(data)
+        except (ValueError, RecursionError):
+            return _refuse(connection, "not JSON")
+        wrong = _malformed(request)
+        if wrong is not None:
+            return _refuse(connection, wrong)
+        if request.get("protocol") != PROTOCOL:
+            return _refuse(connection, "another protocol")
+        theirs = {**{k: request.get(k) for k in identity()}, "settings": settings(request["env"])}
         if theirs != me:
-            connection.sendall(b"refused: another vgfc, interpreter or PYTHON* settings\n")
-            return True
+            return _refuse(connection, "another vgfc, interpreter or PYTHON* settings")
         if fingerprint() != known:
-            connection.sendall(b"refused: vgfc or its packages changed\n")
+            _refuse(connection, "vgfc or its packages changed")
             return False
         connection.sendall(b"ready\n")
+        _remaining(connection, deadline)
         if connection.makefile("rb").readline() != b"go\n":
             return True  # the client gave up, and runs the command itself
         if os.fork() == 0:  # pragma: no cover - the command; tested through the client
             listener.close()
             _child(connection, fds, request)
         return True
-    except (OSError, ValueError, RecursionError):
+    except OSError:
         return True
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def _refuse(connection: socket.socket, why: str) -> bool:
+    _note(f"refused a command: {why}")
+    with contextlib.suppress(OSError):
+        connection.sendall(f"refused: {why}\n".encode())
+    return True
+
+
+def _note(text: str) -> None:
+    """A line in the server's log (its standard error)."""
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} server: {text}", file=sys.stderr, flush=True)
 
 
 def _child(connection: socket.socket, fds: list[int], request: dict[str, Any]) -> None:
@@ -371,9 +447,21 @@ def _child(connection: socket.socket, fds: list[int], request: dict[str, Any]) -
         # process ends with os._exit (a normal exit would unwind into the server's loop).
         # atexit has no public way to do either.
         atexit._clear()
-        _set_up(fds, request)
+        if _LOCK is not None:
+            os.close(_LOCK)  # a restarted server must not wait for this command
+        # Processes the command starts (shader workers, batch workers) must not hold the
+        # connection: the client learns the command ended when it closes.
+        link = connection.fileno()
+        ident = os.fstat(link)
+        os.register_at_fork(after_in_child=lambda: _close_if_same(link, ident))
         connection.settimeout(None)
-        connection.sendall(b"started\n")
+        try:
+            _set_up(fds, request)
+        except Exception:
+            traceback.print_exc()  # still the server's log: the streams were not replaced
+            connection.sendall(b"not-started\n")
+            return
+        connection.sendall(f"started {os.getpid()}\n".encode())
         done = threading.Event()
         threading.Thread(target=_watch, args=(connection, done), daemon=True).start()
         try:
@@ -404,13 +492,35 @@ def _child(connection: socket.socket, fds: list[int], request: dict[str, Any]) -
         os._exit(0)
 
 
+def _close_if_same(fd: int, ident: os.stat_result) -> None:
+    """Close ``fd`` in a forked process if it still is the connection (in a process forked
+    further down the number may have been reused by something that process needs)."""
+    with contextlib.suppress(OSError):
+        found = os.fstat(fd)
+        if (found.st_dev, found.st_ino) == (ident.st_dev, ident.st_ino):
+            os.close(fd)
+
+
 def _set_up(fds: list[int], request: dict[str, Any]) -> None:
-    """The client's streams, folder, environment, umask, niceness, limits and arguments."""
+    """The client's folder, streams, environment, umask, niceness, limits, ignored signals and
+    arguments. The folder first: what can fail does so before anything is replaced."""
     import resource
 
-    for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+    os.chdir(request["cwd"])
+    streams = list(request["streams"])
+    while len(streams) < 3:
+        streams.append(["utf-8", "surrogateescape"])
+    import codecs
+
+    for encoding, errors in streams[:3]:
+        codecs.lookup(encoding)
+        codecs.lookup_error(errors)
+    for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(number, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    for number in request["ignored"]:
+        with contextlib.suppress(ValueError, OSError, TypeError):
+            signal.signal(int(number), signal.SIG_IGN)  # nohup, a background job: as here
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     os.umask(int(request["umask"]))
@@ -419,9 +529,6 @@ def _set_up(fds: list[int], request: dict[str, Any]) -> None:
     for name, (soft, hard) in dict(request.get("limits", {})).items():
         with contextlib.suppress(AttributeError, OSError, ValueError):
             resource.setrlimit(getattr(resource, name), (int(soft), int(hard)))
-    streams = list(request.get("streams") or [])
-    while len(streams) < 3:
-        streams.append(["utf-8", "surrogateescape"])
     wrapped = []
     for fd, (encoding, errors) in enumerate(streams[:3]):
         mode = "r" if fd == 0 else "w"
@@ -432,7 +539,6 @@ def _set_up(fds: list[int], request: dict[str, Any]) -> None:
             )
         )
     sys.stdin, sys.stdout, sys.stderr = wrapped
-    os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = list(request["argv"])
@@ -453,7 +559,10 @@ def _watch(connection: socket.socket, done: threading.Event) -> None:
             return
         if line.startswith(b"signal "):
             with contextlib.suppress(ValueError, OSError):
-                os.kill(os.getpid(), int(line[7:]))
+                number = int(line[7:])
+                if number == getattr(signal, "SIGTSTP", None):
+                    number = signal.SIGSTOP  # Ctrl-Z: stop until the client sends SIGCONT
+                os.kill(os.getpid(), number)
 
 
 def _log(request: dict[str, Any], code: int) -> None:
