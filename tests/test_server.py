@@ -352,16 +352,30 @@ def test_a_signal_the_caller_ignores_is_ignored(server: Path, tmp_path: Path) ->
     assert out.exists()
 
 
-def test_ctrl_z_stops_the_command_and_fg_resumes_it(server: Path, tmp_path: Path) -> None:
+def test_ctrl_z_stops_the_client_and_the_command_runs_on(server: Path, tmp_path: Path) -> None:
     client, out = _long_compile(tmp_path, "tstp")
     time.sleep(0.5)
     client.send_signal(signal.SIGTSTP)
-    time.sleep(0.5)
+    time.sleep(0.3)
     assert Path(f"/proc/{client.pid}/stat").read_text().split()[2] == "T"  # stopped
     client.send_signal(signal.SIGCONT)
     _, err = client.communicate(timeout=120)
     assert client.returncode == 0, err
     assert out.exists()
+
+
+def test_a_background_clients_command_ends_with_it(server: Path, tmp_path: Path) -> None:
+    """A background job ignores SIGINT; its command must still end when the client is killed
+    (it cannot be interrupted the usual way, so it is terminated)."""
+    client, out = _long_compile(
+        tmp_path, "bg", preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)
+    )
+    time.sleep(0.5)
+    client.kill()
+    client.wait()
+    time.sleep(3)  # longer than the compile would take
+    assert not out.exists()
+    assert not any(line.endswith("-> exit 0") for line in log_lines(server))
 
 
 def test_the_server_restarts_while_a_command_runs(server: Path, tmp_path: Path) -> None:
@@ -373,6 +387,19 @@ def test_the_server_restarts_while_a_command_runs(server: Path, tmp_path: Path) 
     _, err = client.communicate(timeout=120)
     assert client.returncode == 0, err
     assert out.exists()
+
+
+def test_start_with_closed_standard_descriptors_serves(no_user_server: Path) -> None:
+    try:
+        started = subprocess.run(
+            ["bash", "-c", f"{BIN / 'vgfc'} server start <&- >&- 2>&-"], timeout=60
+        )
+        assert started.returncode == 0
+        run = vgfc("--version")
+        assert run.returncode == 0 and "version" in run.stdout, run.stderr
+        assert any("--version" in line for line in log_lines(no_user_server))
+    finally:
+        vgfc("server", "stop")
 
 
 def test_start_does_not_keep_the_callers_descriptors(no_user_server: Path) -> None:

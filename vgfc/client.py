@@ -34,7 +34,6 @@ import signal
 import socket
 import stat
 import sys
-from collections.abc import Callable
 from typing import Any
 
 __all__ = ["main", "model_converter", "server_dir", "socket_path"]
@@ -47,8 +46,9 @@ START_TIMEOUT = 30.0
 """Seconds to wait, once committed, for the command's process to say it started."""
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 """Signals passed on to the command while it runs (unless this process ignores them: then the
-command ignores them too). Ctrl-Z (SIGTSTP) stops the command and this process, SIGCONT resumes
-both."""
+command ignores them too). Ctrl-Z stops this process only: the command runs on, and what it
+prints appears as it goes (stopping a process in another session safely would need the server
+to watch every client; see the README)."""
 _SETTINGS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LD_PRELOAD")
 """Variables read when modules are imported, beside every ``PYTHON*`` one: a server imported
 them with its own values, so a client whose values differ runs its command itself."""
@@ -192,7 +192,7 @@ def _request(entry: str) -> bytes:
         ],
         "ignored": [
             number
-            for name in (*SIGNALS, "SIGTSTP")
+            for name in SIGNALS
             if (number := getattr(signal, name, None)) is not None
             and signal.getsignal(number) is signal.SIG_IGN
         ],
@@ -237,9 +237,13 @@ def _follow(connection: socket.socket, reader: object) -> int:
     try:
         connection.settimeout(START_TIMEOUT)
         first = readline()
+    except TimeoutError:
+        first = b"timeout"
     except OSError:
         first = b""
-    if first == b"not-started\n":
+    if first in (b"not-started\n", b""):
+        # Nothing ran: the command's process says "started" before anything else, so a
+        # connection that ends without it (the server gave up on the handshake) is safe here.
         raise _Unavailable
     if not first.startswith(b"started "):
         print(
@@ -248,7 +252,6 @@ def _follow(connection: socket.socket, reader: object) -> int:
             file=sys.stderr,
         )
         return 3
-    pid = int(first[8:])
     connection.settimeout(None)  # the command may take as long as it takes
 
     def tell(number: int) -> None:
@@ -261,28 +264,11 @@ def _follow(connection: socket.socket, reader: object) -> int:
         forwarded.append(number)
         tell(number)
 
-    def stop(number: int, _frame: object) -> None:
-        # The command stops itself (SIGSTOP) on this message; then this process stops too.
-        tell(number)
-        signal.signal(number, signal.SIG_DFL)
-        os.kill(os.getpid(), number)
-        signal.signal(number, stop)
-
-    def resume(_number: int, _frame: object) -> None:
-        # A stopped command reads no messages: it is sent SIGCONT itself, while the open
-        # connection says it has not ended (and its pid is still its own).
-        try:  # noqa: SIM105 - as above
-            os.kill(pid, signal.SIGCONT)
-        except OSError:
-            pass
-
     kept: dict[int, Any] = {}
-    handlers: list[tuple[str, Callable[[int, object], None]]] = [(n, forward) for n in SIGNALS]
-    handlers += [("SIGTSTP", stop), ("SIGCONT", resume)]
-    for name, handler in handlers:
+    for name in SIGNALS:
         number = getattr(signal, name, None)
         if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
-            kept[number] = signal.signal(number, handler)
+            kept[number] = signal.signal(number, forward)
     try:
         try:
             last = readline()

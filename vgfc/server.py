@@ -139,6 +139,11 @@ def start(idle_minutes: float) -> int:
     running = running_pid()
     if running is not None:
         return running
+    for fd in (0, 1, 2):  # a closed standard descriptor would be taken by the pipe or the lock
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.dup2(os.open(os.devnull, os.O_RDWR), fd)
     folder = _private_folder()
     ready_read, ready_write = os.pipe()
     pid = os.fork()
@@ -324,6 +329,8 @@ def _receive(connection: socket.socket, deadline: float) -> tuple[bytes, list[in
     """The request line and the descriptors that came with it, by ``deadline``."""
     _remaining(connection, deadline)
     data, fds, _flags, _address = socket.recv_fds(connection, 1 << 16, 3)
+    if not data and not fds:
+        raise _Probe
     try:
         while not data.endswith(b"\n"):
             if len(data) > _MAX_REQUEST:
@@ -338,6 +345,10 @@ def _receive(connection: socket.socket, deadline: float) -> tuple[bytes, list[in
             os.close(fd)
         raise
     return data, fds
+
+
+class _Probe(Exception):
+    """A connection closed before it said anything (:func:`running_pid`)."""
 
 
 def _remaining(connection: socket.socket, deadline: float) -> None:
@@ -388,6 +399,8 @@ def _take(
         return True  # another user's process: not even read
     try:
         data, fds = _receive(connection, deadline)
+    except _Probe:
+        return True  # a connection that only asks whether the server is there
     except (OSError, ValueError) as e:
         _note(f"dropped a connection: {e}")
         return True
@@ -409,8 +422,11 @@ def _take(
         if fingerprint() != known:
             _refuse(connection, "vgfc or its packages changed")
             return False
+        if time.monotonic() > deadline:
+            return _refuse(connection, "the handshake took too long")
         connection.sendall(b"ready\n")
-        _remaining(connection, deadline)
+        # The client commits with "go": it gets a window of its own, not what is left.
+        _remaining(connection, time.monotonic() + _HANDSHAKE_TIMEOUT)
         if connection.makefile("rb").readline() != b"go\n":
             return True  # the client gave up, and runs the command itself
         if os.fork() == 0:  # pragma: no cover - the command; tested through the client
@@ -458,8 +474,10 @@ def _child(connection: socket.socket, fds: list[int], request: dict[str, Any]) -
         try:
             _set_up(fds, request)
         except Exception:
-            traceback.print_exc()  # still the server's log: the streams were not replaced
-            connection.sendall(b"not-started\n")
+            with contextlib.suppress(OSError):
+                connection.sendall(b"not-started\n")  # first: the client must hear it
+            with contextlib.suppress(Exception):
+                traceback.print_exc()  # to the server's log, unless the streams were replaced
             return
         connection.sendall(f"started {os.getpid()}\n".encode())
         done = threading.Event()
@@ -555,14 +573,20 @@ def _watch(connection: socket.socket, done: threading.Event) -> None:
             line = b""
         if not line:
             if not done.is_set():
-                os.kill(os.getpid(), signal.SIGINT)
+                os.kill(os.getpid(), _interrupt())
             return
         if line.startswith(b"signal "):
             with contextlib.suppress(ValueError, OSError):
-                number = int(line[7:])
-                if number == getattr(signal, "SIGTSTP", None):
-                    number = signal.SIGSTOP  # Ctrl-Z: stop until the client sends SIGCONT
-                os.kill(os.getpid(), number)
+                os.kill(os.getpid(), int(line[7:]))
+
+
+def _interrupt() -> int:
+    """The signal that ends a command whose client went away: SIGINT (partial files are
+    removed) unless the command ignores it (a background job's), then SIGTERM, then SIGKILL."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(number) is not signal.SIG_IGN:
+            return number
+    return signal.SIGKILL
 
 
 def _log(request: dict[str, Any], code: int) -> None:
