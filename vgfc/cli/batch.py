@@ -210,7 +210,9 @@ def run_jobs(
         from concurrent.futures.process import BrokenProcessPool
 
         broken: list[int] = []
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_started)
+        pool = ProcessPoolExecutor(
+            max_workers=workers, initializer=_worker_started, initargs=(workers,)
+        )
         try:
             futures: dict[Future[Outcome], int] = {
                 pool.submit(compile_job, job, options): i for i, job in enumerate(jobs)
@@ -231,8 +233,9 @@ def run_jobs(
     return [o for o in outcomes if o is not None]
 
 
-def _worker_started() -> None:
-    """Make a pool worker end the way a vgfc process does.
+def _worker_started(models_at_once: int) -> None:
+    """Make a pool worker end the way a vgfc process does, and take its share of the CPUs for
+    shader compiler workers (``models_at_once`` models compile at the same time).
 
     A pool worker ends with ``os._exit``, so its ``atexit`` handlers never run, and the shader
     compiler processes it started (:mod:`vgfc.shader.bounded`, which stop them from ``atexit``)
@@ -242,6 +245,10 @@ def _worker_started() -> None:
     to run, not the worker's."""
     import atexit
     from multiprocessing import util
+
+    from vgfc.shader.build import share_cpus
+
+    share_cpus(models_at_once)
 
     atexit._clear()
     util.Finalize(None, atexit._run_exitfuncs, exitpriority=0)
@@ -253,7 +260,9 @@ def _isolated(job: Job, options: Options) -> Outcome:
     from concurrent.futures.process import BrokenProcessPool
 
     start = time.perf_counter()
-    pool: ProcessPoolExecutor = ProcessPoolExecutor(max_workers=1, initializer=_worker_started)
+    pool: ProcessPoolExecutor = ProcessPoolExecutor(
+        max_workers=1, initializer=_worker_started, initargs=(1,)
+    )
     try:
         return pool.submit(compile_job, job, options).result()
     except BrokenProcessPool:

@@ -233,10 +233,21 @@ def _lanes(cold: int) -> int:
     idle CPUs (CPUs less the load average, as ``make -l`` judges it) less one for this process,
     which validates, reflects and lowers meanwhile. Measured on two CPUs: a second worker made
     a cold 100-shader compile 80 ms slower, not faster."""
-    return max(1, min(_idle_cpus() - 1, -(-cold // _SHADERS_PER_LANE)))
+    share = _idle_cpus() // _models_at_once
+    return max(1, min(share - 1, -(-cold // _SHADERS_PER_LANE)))
 
 
 _SHADERS_PER_LANE = 16
+_models_at_once = 1
+"""How many processes compile models at the same time (``vgfc compile -j N``): each takes its
+share of the idle CPUs for shader workers, so N models do not start N times the workers one
+model would."""
+
+
+def share_cpus(models_at_once: int) -> None:
+    """Tell this process how many compile models at the same time (see :func:`_lanes`)."""
+    global _models_at_once
+    _models_at_once = max(1, models_at_once)
 
 
 def _idle_cpus() -> int:
