@@ -471,3 +471,18 @@ def test_a_slow_connection_does_not_hold_the_others(server: Path) -> None:
     slow.join()
     assert run.returncode == 0
     assert any("--version" in line for line in log_lines(server))  # served, not run here
+
+
+def test_options_and_folders_that_cannot_work_are_refused(tmp_path: Path) -> None:
+    for args in (["--idle-minutes", "nan"], ["--idle-minutes", "-1"], ["--idle-minutes", "1e300"]):
+        run = vgfc("server", "start", *args)
+        assert run.returncode == 2 and "--idle-minutes" in run.stderr, args
+    deep = tmp_path / ("d" * 120)
+    run = vgfc("server", "start", VGFC_SERVER_DIR=str(deep))
+    assert run.returncode == 1
+    assert "more than the 107 a Unix socket takes" in run.stderr and "Traceback" not in run.stderr
+    assert not deep.exists()
+    afile = tmp_path / "a file"
+    afile.write_text("")
+    run = vgfc("server", "start", VGFC_SERVER_DIR=str(afile))
+    assert run.returncode == 1 and "is not a folder" in run.stderr

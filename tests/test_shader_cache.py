@@ -522,3 +522,9 @@ def test_a_hit_refreshes_an_old_entry_time(tmp_path: Path, compiles: Counter) ->
     vgf(path)
     assert compiles.count == 1
     assert entry.stat().st_mtime > 86400  # used now, so --older-than keeps it
+
+
+@pytest.mark.parametrize("days", ["nan", "inf", "-1", "x"])
+def test_cache_clear_refuses_days_that_are_no_number(cli, days: str, compiles: Counter) -> None:
+    run = cli("cache", "clear", "--older-than", days)
+    assert run.code == 2 and "--older-than" in run.err

@@ -144,6 +144,15 @@ def start(idle_minutes: float) -> int:
             os.fstat(fd)
         except OSError:
             os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+    longest = 107  # sun_path holds 108 bytes with the terminating NUL (Linux)
+    if len(os.fsencode(socket_path())) > longest:
+        from vgfc.diagnostics import InputError
+
+        raise InputError(
+            f"the server's socket path would be {len(os.fsencode(socket_path()))} bytes, more "
+            f"than the {longest} a Unix socket takes: set VGFC_SERVER_DIR to a shorter folder",
+            file=server_dir(),
+        )
     folder = _private_folder()
     ready_read, ready_write = os.pipe()
     pid = os.fork()

@@ -7,7 +7,7 @@ import time
 
 import click
 
-from vgfc.cli.support import handle_errors
+from vgfc.cli.support import FiniteFloat, handle_errors
 
 __all__ = ["cache"]
 
@@ -65,7 +65,7 @@ def cache(context: click.Context, as_json: bool) -> None:
 @click.option(
     "--older-than",
     "days",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     metavar="DAYS",
     help="Remove only entries not used for DAYS days (stale files go either way).",
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vgfc.cli.support import handle_errors
+from vgfc.cli.support import FiniteFloat, handle_errors
 
 __all__ = ["server"]
 
@@ -33,10 +33,10 @@ def server() -> None:
 @server.command("start")
 @click.option(
     "--idle-minutes",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0, max=525_600),
     default=30,
     show_default=True,
-    help="Stop after this long without a command (0: never).",
+    help="Stop after this long without a command (0: never; at most a year).",
 )
 @handle_errors
 def start(idle_minutes: float) -> None:

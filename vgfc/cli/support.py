@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERNAL",
+    "FiniteFloat",
     "compile_options",
     "emit",
     "escape",
@@ -185,6 +186,19 @@ def compile_options(
         timeout=shader_timeout,
         cache=cache,
     )
+
+
+class FiniteFloat(click.FloatRange):
+    """A float in a range that is also a number: ``nan`` (which compares false with everything,
+    so it slips past the bounds) and ``inf`` are refused."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 def run_options(func: F) -> F:
