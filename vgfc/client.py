@@ -110,14 +110,23 @@ def private_folder(path: str) -> str | None:
     return None
 
 
-def peer_uid(connection: socket.socket) -> int | None:
-    """The user id of the process at the other end of a Unix socket (Linux), else ``None``."""
+def peer(connection: socket.socket) -> tuple[int, int] | None:
+    """The pid and user id of the process at the other end of a Unix socket (Linux's
+    ``SO_PEERCRED``), else ``None``."""
     if not hasattr(socket, "SO_PEERCRED"):
         return None
     import struct
 
     raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", raw)[1])
+    pid, uid, _gid = struct.unpack("3i", raw)
+    return int(pid), int(uid)
+
+
+def same_user(connection: socket.socket) -> bool:
+    """Whether the other end runs as this user (true where the system cannot tell: the socket's
+    folder is private to the user there)."""
+    found = peer(connection)
+    return found is None or found[1] == os.getuid()
 
 
 class _Unavailable(Exception):
@@ -213,7 +222,7 @@ def _remote(entry: str) -> int:
         connection.settimeout(ANSWER_TIMEOUT)
         try:
             connection.connect(socket_path())
-            if peer_uid(connection) not in (None, os.getuid()):
+            if not same_user(connection):
                 raise _Unavailable  # a socket of another user's process
             sent = socket.send_fds(connection, [data], [0, 1, 2])
             connection.sendall(data[sent:])

@@ -46,8 +46,9 @@ from vgfc.client import (
     PROTOCOL,
     identity,
     install_id,
-    peer_uid,
+    peer,
     private_folder,
+    same_user,
     server_dir,
     settings,
     socket_path,
@@ -95,20 +96,12 @@ def running_pid() -> int | None:
     try:
         probe.settimeout(1.0)
         probe.connect(socket_path())
-        return _peer_pid(probe)
+        found = peer(probe)
+        return found[0] if found else None
     except OSError:
         return None
     finally:
         probe.close()
-
-
-def _peer_pid(connection: socket.socket) -> int | None:
-    if not hasattr(socket, "SO_PEERCRED"):
-        return None
-    import struct
-
-    raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", raw)[0])
 
 
 def _private_folder() -> Path:
@@ -404,7 +397,7 @@ def _take(
 ) -> bool:
     """Handle one connection; ``False`` when the server should stop (vgfc changed)."""
     deadline = time.monotonic() + _HANDSHAKE_TIMEOUT
-    if peer_uid(connection) not in (None, os.getuid()):
+    if not same_user(connection):
         return True  # another user's process: not even read
     try:
         data, fds = _receive(connection, deadline)
