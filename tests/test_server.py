@@ -77,6 +77,24 @@ def test_a_compile_through_the_server_writes_the_same_bytes(server: Path, tmp_pa
     assert len([e for e in log_lines(server) if " compile " in e]) == 1  # the local one is not
 
 
+def test_shaders_compiled_by_a_warmed_server_are_the_same(server: Path, tmp_path: Path) -> None:
+    # The server builds glslang's tables once (GLSL 450, 460, HLSL), and the commands' compiler
+    # workers are forked with them in place: what they compile must not change.
+    from vgfc.server import running_pid
+
+    maps = Path(f"/proc/{running_pid()}/maps").read_text()
+    assert "glslang" in maps
+    assert not [line for line in log_lines(server) if "warm-up" in line]
+    for sample in ("hlsl.tosa", "push.tosa"):
+        (tmp_path / sample).write_bytes((SAMPLES_DIR / sample).read_bytes())
+        served = vgfc("compile", "-q", sample, "-o", "served.vgf", cwd=tmp_path)
+        assert served.returncode == 0, served.stderr
+        local = vgfc("compile", "-q", sample, "-o", "local.vgf", cwd=tmp_path, VGFC_NO_SERVER="1")
+        assert local.returncode == 0, local.stderr
+        assert (tmp_path / "served.vgf").read_bytes() == (tmp_path / "local.vgf").read_bytes()
+    assert len([e for e in log_lines(server) if " compile " in e]) == 2
+
+
 def test_errors_exit_codes_and_streams_are_the_commands(server: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken.tosa"
     broken.write_bytes(b"not a model")
