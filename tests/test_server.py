@@ -315,7 +315,7 @@ def test_a_terminated_client_ends_like_a_local_one(server: Path, tmp_path: Path)
         [str(BIN / "vgfc"), "compile", str(model), "-o", str(tmp_path / "l.vgf"), "-q"],
         stderr=subprocess.PIPE,
     )
-    time.sleep(0.5)
+    _wait_for_command()
     client.terminate()
     _, err = client.communicate(timeout=60)
     assert client.returncode == -15, err
@@ -330,7 +330,7 @@ def test_a_client_that_goes_away_interrupts_its_command(server: Path, tmp_path: 
     model.write_bytes(chain(60_000))
     out = tmp_path / "k.vgf"
     client = subprocess.Popen([str(BIN / "vgfc"), "compile", str(model), "-o", str(out), "-q"])
-    time.sleep(0.5)
+    _wait_for_command()
     client.kill()
     client.wait()
     deadline = time.monotonic() + 30
@@ -345,6 +345,22 @@ def test_a_client_that_goes_away_interrupts_its_command(server: Path, tmp_path: 
 def test_managing_the_server_is_never_handed_to_it(server: Path) -> None:
     assert vgfc("--debug", "server", "status").returncode == 0
     assert not any("server status" in line for line in log_lines(server))
+
+
+def _wait_for_command() -> None:
+    """Until the server runs a command (a process of its own for it), and a little more for it
+    to be set up, so that a signal sent next reaches a running compile (a fixed sleep from the
+    client's start raced a compile that got faster; a chain of 60,000 ops takes 0.5 s)."""
+    from vgfc.server import running_pid
+
+    pid = running_pid()
+    assert pid is not None
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    deadline = time.monotonic() + 30
+    while not children.read_text().split():
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.005)
+    time.sleep(0.1)
 
 
 def _long_compile(tmp_path: Path, name: str, **popen: Any) -> tuple[subprocess.Popen[bytes], Path]:
@@ -363,7 +379,7 @@ def test_a_signal_the_caller_ignores_is_ignored(server: Path, tmp_path: Path) ->
     client, out = _long_compile(
         tmp_path, "nohup", preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)
     )
-    time.sleep(0.5)
+    _wait_for_command()
     client.send_signal(signal.SIGHUP)
     _, err = client.communicate(timeout=120)
     assert client.returncode == 0, err
@@ -372,7 +388,7 @@ def test_a_signal_the_caller_ignores_is_ignored(server: Path, tmp_path: Path) ->
 
 def test_ctrl_z_stops_the_client_and_the_command_runs_on(server: Path, tmp_path: Path) -> None:
     client, out = _long_compile(tmp_path, "tstp")
-    time.sleep(0.5)
+    _wait_for_command()
     client.send_signal(signal.SIGTSTP)
     time.sleep(0.3)
     assert Path(f"/proc/{client.pid}/stat").read_text().split()[2] == "T"  # stopped
@@ -388,7 +404,7 @@ def test_a_background_clients_command_ends_with_it(server: Path, tmp_path: Path)
     client, out = _long_compile(
         tmp_path, "bg", preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)
     )
-    time.sleep(0.5)
+    _wait_for_command()
     client.kill()
     client.wait()
     time.sleep(3)  # longer than the compile would take
@@ -398,7 +414,7 @@ def test_a_background_clients_command_ends_with_it(server: Path, tmp_path: Path)
 
 def test_the_server_restarts_while_a_command_runs(server: Path, tmp_path: Path) -> None:
     client, out = _long_compile(tmp_path, "restart")
-    time.sleep(0.5)
+    _wait_for_command()
     assert vgfc("server", "stop").returncode == 0
     again = vgfc("server", "start")  # the running command holds no lock of the server's
     assert again.returncode == 0, again.stderr

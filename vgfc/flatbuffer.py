@@ -13,7 +13,6 @@ the tables one at a time and fail the way that does.
 
 from __future__ import annotations
 
-import itertools
 import struct
 from typing import Any
 
@@ -205,17 +204,25 @@ class Buffer:
         np.cumsum(lengths, out=edges[1:])
         if int(edges[-1]) > self.size:  # names that overlap: shared strings, or a hostile file
             raise Fallback
-        # All strings in one, cut at the byte offsets: that is where the characters are too when
-        # every string is ASCII, as names nearly always are.
-        blob = self.all_bytes()[
-            np.repeat(starts - edges[:-1], lengths) + np.arange(int(edges[-1]), dtype=np.int64)
-        ].tobytes()
-        cuts = edges.tolist()
+        # All strings in one, each followed by a NUL: when no string holds a NUL itself, and all
+        # are ASCII, as names nearly always are, one split of the decoded text gives them all,
+        # without a slice per string.
+        count, total = lengths.size, int(edges[-1])
+        each = np.arange(total, dtype=np.int64)
+        joined = np.zeros(total + count, np.uint8)
+        joined[each + np.repeat(np.arange(count, dtype=np.int64), lengths)] = self.all_bytes()[
+            each + np.repeat(starts - edges[:-1], lengths)
+        ]
+        blob = joined.tobytes()
         if blob.isascii():
-            text = blob.decode("ascii")
-            return [text[a:b] for a, b in itertools.pairwise(cuts)], bad
+            names = blob.decode("ascii").split("\0")
+            if len(names) == count + 1:
+                names.pop()
+                return names, bad
+        first = edges[:-1] + np.arange(count, dtype=np.int64)  # where each lies in the blob
         names = []
-        for i, (a, b) in enumerate(itertools.pairwise(cuts)):
+        cuts = zip(first.tolist(), (first + lengths).tolist(), strict=True)
+        for i, (a, b) in enumerate(cuts):
             try:
                 names.append(blob[a:b].decode("utf-8"))
             except UnicodeDecodeError:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from vgfc.custom.attrs import ShaderSpec
 
 __all__ = [
+    "CONSTANT_OPS",
     "CUSTOM_SHADER_DOMAIN",
     "Array",
     "AttrValue",
@@ -33,6 +34,9 @@ __all__ = [
 
 CUSTOM_SHADER_DOMAIN = "com.arm.VulkanCustomShader"
 """``domain_name`` that marks a CUSTOM op as a Vulkan compute shader."""
+
+CONSTANT_OPS = frozenset({"CONST", "CONST_SHAPE"})
+"""The ops whose result is constant data (:attr:`Operator.is_constant`)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -76,6 +80,10 @@ class Tensor:
         return int(np.prod(self.shape, dtype=np.int64))
 
 
+_NO_ATTRS: Mapping[str, AttrValue] = MappingProxyType({})
+"""The attributes of an operator that has none (immutable, so one serves every operator)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Operator:
     """One TOSA operator. ``index`` is its position in the source block's operator list."""
@@ -85,7 +93,7 @@ class Operator:
     """TOSA op name, e.g. ``ADD`` or ``CUSTOM``."""
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
-    attrs: Mapping[str, AttrValue] = field(default_factory=lambda: MappingProxyType({}))
+    attrs: Mapping[str, AttrValue] = field(default_factory=lambda: _NO_ATTRS)
     """Attribute fields by schema name (``pad``, ``acc_type``, ``implementation_attrs`` ...)."""
     location_text: str | None = None
     """The opaque location string the producer stored (often an MLIR location)."""
@@ -122,7 +130,7 @@ class Operator:
 
     @property
     def is_constant(self) -> bool:
-        return self.op in ("CONST", "CONST_SHAPE")
+        return self.op in CONSTANT_OPS
 
     def where(self, file: str | None = None) -> Location:
         """The location of this operator, for diagnostics."""

@@ -115,6 +115,11 @@ class Schema:
     """``Table.Method`` -> field, for the tables of the model's structure."""
     voffsets: dict[str, tuple[int, ...]]
     """Table -> the vtable offsets of the fields of :data:`STRUCTURE`, in its order."""
+    op_name_table: Array
+    """:attr:`op_names` as an object array indexed by code (``""`` for a code without an op),
+    so that the codes of thousands of operators are named in one indexing."""
+    dtype_table: Array
+    """:attr:`dtypes` likewise (``DType.UNKNOWN`` for a code without a type)."""
 
 
 STRUCTURE = {
@@ -173,8 +178,9 @@ def schema() -> Schema:
             fields[f"{table}.{m}"].voffset if f"{table}.{m}" in fields else _ABSENT for m in methods
         )
     dtypes = {value: DType[name] for value, name in _enum_names(tosa.DType.DType).items()}
+    op_names = _enum_names(tosa.Op.Op)
     return Schema(
-        op_names=_enum_names(tosa.Op.Op),
+        op_names=op_names,
         dtypes=dtypes,
         attribute_names=_enum_names(tosa.Attribute.Attribute),
         # Attribute fields whose integer value is a schema enum: read back as the enum's name.
@@ -187,7 +193,17 @@ def schema() -> Schema:
         },
         fields=fields,
         voffsets=voffsets,
+        op_name_table=_table(op_names, ""),
+        dtype_table=_table(dtypes, DType.UNKNOWN),
     )
+
+
+def _table(by_code: dict[int, Any], missing: Any) -> Array:
+    """``by_code`` as an object array indexed by code, ``missing`` where it has no entry."""
+    table = np.full(max(by_code) + 1, missing, object)
+    for code, value in by_code.items():
+        table[code] = value
+    return table
 
 
 def _snake(camel: str) -> str:
