@@ -84,102 +84,123 @@ def partition(graph: Graph, order: Sequence[int] | None = None) -> Plan:
     ``order`` is the dependency order :func:`~vgfc.verify.verify` returned (operator indices);
     it is computed here when not given."""
     ops = _ordered(graph, order)
-    order_ops = [op for op in ops if not op.is_constant]
-    producer = {name: graph.operators[i] for name, i in data_producers(graph).items()}
+    producer = data_producers(graph)
+    ML, SHADER = PartitionKind.ML, PartitionKind.SHADER  # an enum member costs a lookup each use
     seq: list[_Part] = []
     part_of: dict[int, _Part] = {}
+    constant_ops: list[Operator] = []
+    # What program_order_count gives, counted on the way rather than in a second walk.
+    program_order, in_ml = 0, False
 
-    for op in order_ops:
+    for op in ops:
+        if op.is_constant:
+            constant_ops.append(op)
+            continue
         shader = op.is_shader
+        if shader or not in_ml:
+            program_order += 1
+        in_ml = not shader
         # The earliest position this op may take, and the dependency that decides it.
         lower, cause = 0, None
         for tensor in op.inputs:
-            prod = producer.get(tensor)
-            if prod is None or prod.is_constant:
+            index = producer.get(tensor)
+            p = None if index is None else part_of.get(index)
+            if p is None:  # a graph input, or a constant: no partition holds those
                 continue
-            p = part_of[prod.index]
-            pos = seq.index(p) + (1 if (shader or p.kind is PartitionKind.SHADER) else 0)
+            pos = seq.index(p) + (1 if (shader or p.kind is SHADER) else 0)
             if pos > lower or (pos == lower and cause is None and pos > 0):
-                lower, cause = pos, (op, tensor, prod)
-        if lower < len(seq) and seq[lower].kind is PartitionKind.ML:
+                lower, cause = pos, (op, tensor, graph.operators[producer[tensor]])
+        if lower < len(seq) and seq[lower].kind is ML:
             first_ml: int | None = lower  # the usual case, without the search below
         else:
-            first_ml = next(
-                (i for i in range(lower, len(seq)) if seq[i].kind is PartitionKind.ML), None
-            )
+            first_ml = next((i for i in range(lower, len(seq)) if seq[i].kind is ML), None)
         if shader:
-            target = _Part(PartitionKind.SHADER, [op], cause)
+            target = _Part(SHADER, [op], cause)
             seq.insert(len(seq) if first_ml is None else first_ml, target)
         elif first_ml is not None:
             target = seq[first_ml]
             target.ops.append(op)
         else:
-            target = _Part(PartitionKind.ML, [op], cause)
+            target = _Part(ML, [op], cause)
             seq.append(target)
         part_of[op.index] = target
 
-    _place_orphan_constants(graph, seq, part_of)
-    return _finish(graph, seq, part_of, producer, _program_order_count(ops))
+    orphans = _place_orphan_constants(graph, seq, part_of, constant_ops)
+    return _finish(graph, seq, part_of, orphans, constant_ops, producer, program_order)
 
 
-def _place_orphan_constants(graph: Graph, seq: list[_Part], part_of: dict[int, _Part]) -> None:
-    """A constant that only feeds graph outputs is materialised by the first ML partition."""
-    read = {n for op in graph.operators if not op.is_constant for n in op.inputs}
-    orphans = [
-        op for op in graph.operators if op.is_constant and not any(o in read for o in op.outputs)
-    ]
-    orphans = [op for op in orphans if any(o in graph.outputs for o in op.outputs)]
+def _place_orphan_constants(
+    graph: Graph, seq: list[_Part], part_of: dict[int, _Part], constant_ops: list[Operator]
+) -> list[Operator]:
+    """A constant that only feeds graph outputs is materialised by the first ML partition.
+    Returns those constants, in program order."""
+    outputs = set(graph.outputs)
+    # Few models have a constant among their outputs: only they need the set of tensors read.
+    orphans = [op for op in constant_ops if not outputs.isdisjoint(op.outputs)]
+    if orphans:
+        read = {n for op in graph.operators if not op.is_constant for n in op.inputs}
+        orphans = sorted(
+            (op for op in orphans if read.isdisjoint(op.outputs)), key=lambda op: op.index
+        )
     if not orphans:
-        return
+        return orphans
     home = next((p for p in seq if p.kind is PartitionKind.ML), None)
     if home is None:
         home = _Part(PartitionKind.ML)
         seq.insert(0, home)
     for op in orphans:
         part_of[op.index] = home
+    return orphans
 
 
 def _finish(
     graph: Graph,
     seq: list[_Part],
     part_of: dict[int, _Part],
-    producer: dict[str, Operator],
+    orphans: list[Operator],
+    constant_ops: list[Operator],
+    producer: dict[str, int],
     program_order: int,
 ) -> Plan:
     ids = {id(p): i for i, p in enumerate(seq)}
-    constants: dict[int, list[int]] = {i: [] for i in range(len(seq))}
-    for op in graph.operators:
-        if op.is_constant and op.index in part_of:
-            constants[ids[id(part_of[op.index])]].append(op.index)
-
-    # Readers of each tensor, by partition id.
-    readers: dict[str, set[int]] = {}
-    for p in seq:
+    constant_of = {
+        o: op.index for op in constant_ops for o in op.outputs if producer.get(o) == op.index
+    }
+    # The constants of each partition: the orphans it materialises, then those it reads, in the
+    # order it first reads them (which orders the constants it passes on as graph outputs).
+    constants: list[list[int]] = [[] for _ in seq]
+    for op in orphans:
+        constants[ids[id(part_of[op.index])]].append(op.index)
+    reads: list[tuple[str, ...]] = []  # what each partition reads from outside itself
+    # What some partition reads from another: each tensor has one producer in a verified graph,
+    # so the partition that computes one of these passes it on.
+    crossing: set[str] = set()
+    # Plain loops: a model of many one-op partitions pays for a comprehension once per partition.
+    for pid, p in enumerate(seq):
+        own: set[str] = set()
         for op in p.ops:
-            for name in op.inputs:
-                readers.setdefault(name, set()).add(ids[id(p)])
-    for name, pids in readers.items():
-        prod = producer.get(name)
-        if prod is not None and prod.is_constant:
-            for pid in pids:
-                if prod.index not in constants[pid]:
-                    constants[pid].append(prod.index)
+            own.update(op.outputs)
+        inputs: dict[str, None] = {}
+        read_constants: dict[int, None] = {}
+        for op in p.ops:
+            for n in op.inputs:
+                if n in own:
+                    continue
+                c = constant_of.get(n)
+                if c is None:
+                    inputs[n] = None
+                else:
+                    read_constants[c] = None
+        crossing.update(inputs)
+        reads.append(tuple(inputs))
+        constants[pid] += read_constants
 
     outputs = set(graph.outputs)
     emitted_constants: set[str] = set()
     partitions: list[Partition] = []
     for pid, p in enumerate(seq):
-        own = {o for op in p.ops for o in op.outputs}
-        const_tensors = {o for c in constants[pid] for o in graph.operators[c].outputs}
-        ins = _unique(
-            n for op in p.ops for n in op.inputs if n not in own and n not in const_tensors
-        )
-        outs = _unique(
-            o
-            for op in p.ops
-            for o in op.outputs
-            if o in outputs or any(r != pid for r in readers.get(o, ()))
-        )
+        ins = reads[pid]
+        outs = _unique(o for op in p.ops for o in op.outputs if o in outputs or o in crossing)
         const_outs = [
             o
             for c in constants[pid]
@@ -188,7 +209,7 @@ def _finish(
         ]
         emitted_constants.update(const_outs)
         outs += tuple(const_outs)
-        deps = sorted({ids[id(part_of[producer[n].index])] for n in ins if n in producer} - {pid})
+        deps = sorted({ids[id(part_of[producer[n]])] for n in ins if n in producer} - {pid})
         partitions.append(
             Partition(
                 id=pid,

@@ -17,8 +17,8 @@ the VGF needs to hold it once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -94,18 +94,20 @@ def graph_constant_ids(graph: Graph, inline_limit: int = DEFAULT_INLINE_LIMIT) -
 
     Numbered in program order over the whole graph; constants nothing reads get no id.
     """
-    read = {name for op in graph.operators if not op.is_constant for name in op.inputs}
-    read.update(graph.outputs)
-    ids: dict[str, int] = {}
+    large: list[str] = []
     for op in graph.operators:
         if not op.is_constant:
             continue
         limit = SHAPE_INLINE_LIMIT if op.op == "CONST_SHAPE" else inline_limit
         for name in op.outputs:
             tensor = graph.tensors.get(name)
-            if name in read and tensor is not None and _element_count(tensor) > limit:
-                ids[name] = len(ids)
-    return ids
+            if tensor is not None and _element_count(tensor) > limit:
+                large.append(name)
+    if not large:
+        return {}  # nor collect what every operator reads
+    read = {name for op in graph.operators if not op.is_constant for name in op.inputs}
+    read.update(graph.outputs)
+    return {name: i for i, name in enumerate(n for n in large if n in read)}
 
 
 def _element_count(tensor: Tensor) -> int:
@@ -148,7 +150,8 @@ def _fold_identity(em: _Emitter, op: Operator) -> None:
 
 def _extinst(em: _Emitter, op: Operator) -> None:
     # lower_partition checked every op's operand counts before emitting anything
-    em.values.update(zip(op.outputs, lower_operator(em, op, counts_checked=True), strict=True))
+    for name, value in zip(op.outputs, lower_operator(em, op, counts_checked=True), strict=True):
+        em.values[name] = value
 
 
 _CONTROL_FLOW = _Unsupported("control flow has no TOSA.001000.1 instruction")
@@ -180,11 +183,23 @@ def _lowering(op: Operator) -> Callable[[_Emitter, Operator], None]:
 
 
 def _check_supported(op: Operator) -> None:
-    lowering = _lowering(op)
-    if isinstance(lowering, _Unsupported):
-        raise lowering.error(op)
     if op.op in TOSA_LOWERINGS:
         check_operand_counts(op)
+        return
+    lowering = STRUCTURAL_LOWERINGS.get(op.op, _NEWER)
+    if isinstance(lowering, _Unsupported):
+        raise lowering.error(op)
+
+
+@functools.cache
+def _prologue() -> ModuleBuilder:
+    """What every graph module starts with (never changed: each module builds on a copy)."""
+    b = ModuleBuilder()
+    b.capability(*BASE_CAPABILITIES)
+    b.extension(*BASE_EXTENSIONS)
+    b.import_set(TOSA_SET)
+    b.memory_model("Logical", "Vulkan")
+    return b
 
 
 class _Emitter:
@@ -193,11 +208,8 @@ class _Emitter:
     def __init__(self, graph: Graph, ids: Mapping[str, int], name: str) -> None:
         self.graph = graph
         self.name = name
-        self.builder = ModuleBuilder()
-        self.builder.capability(*BASE_CAPABILITIES)
-        self.builder.extension(*BASE_EXTENSIONS)
+        self.builder = _prologue().copy()
         self.instruction_set = self.builder.import_set(TOSA_SET)
-        self.builder.memory_model("Logical", "Vulkan")
         self.ids = ids
         self.variables: list[int] = []
         self.values: dict[str, int] = {}
@@ -222,6 +234,8 @@ class _Emitter:
             )
         if tensor.shape is None:
             raise UnsupportedError("unranked tensors cannot be lowered to SPIR-V", tensor=name)
+        if not tensor.shape or min(tensor.shape) > 0:
+            return tensor  # what nearly every tensor is, found without the checks below
         if any(d < 0 for d in tensor.shape):
             raise UnsupportedError(
                 f"dynamic shape {list(tensor.shape)}: SPIR-V graph tensors need static shapes",
@@ -340,9 +354,11 @@ def lower_partition(
     inputs = _graph_order(partition.inputs, graph.inputs)
     outputs = _graph_order(partition.outputs, graph.outputs)
     b = em.builder
-    with _located(graph):
+    try:
         in_types = em.interface(inputs, bindings, "arg")
         out_types = em.interface(outputs, bindings, "res")
+    except VgfcError as e:
+        raise e.at(graph.where()) from None
     graph_id = b.new_id()
     graph_type = b.type_graph(in_types, out_types)
     b.graph_entry_point(graph_id, em.name, em.variables)
@@ -355,9 +371,12 @@ def lower_partition(
             _lowering(op)(em, op)
     except VgfcError as e:
         raise e.at(graph.where(op)) from None
-    for index, tensor in enumerate(outputs):
-        with _located(graph, tensor=tensor):
+    tensor = ""
+    try:  # one handler, not a context manager per output: some modules are one op
+        for index, tensor in enumerate(outputs):
             b.graph_set_output(em.operand(tensor), index)
+    except VgfcError as e:
+        raise e.at(graph.where(), tensor=tensor) from None
     b.end_graph()
     constants = tuple(em.constants[i] for i in sorted(em.constants))
     return GraphModule(em.name, b.to_bytes(), inputs, outputs, constants)
@@ -365,15 +384,6 @@ def lower_partition(
 
 def _default_name(partition: Partition) -> str:
     return f"graph_partition_{partition.id}"
-
-
-@contextmanager
-def _located(graph: Graph, op: Operator | None = None, **where: str) -> Iterator[None]:
-    """Errors raised inside get the file, the operator and ``where`` added to their location."""
-    try:
-        yield
-    except VgfcError as e:
-        raise e.at(graph.where(op), **where) from None
 
 
 def _graph_order(names: tuple[str, ...], model_order: tuple[str, ...]) -> tuple[str, ...]:

@@ -14,9 +14,11 @@ Graph declarations follow the layout the reference converter writes and SPIRV-To
 from __future__ import annotations
 
 import enum
+import functools
+import struct
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Union
 
 from vgfc.diagnostics import InternalError
@@ -48,19 +50,18 @@ class Section(enum.IntEnum):
 def _string_words(text: str) -> list[int]:
     raw = text.encode("utf-8") + b"\0"
     raw += b"\0" * (-len(raw) % 4)
-    return [int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw), 4)]
+    return list(struct.unpack(f"<{len(raw) // 4}I", raw))
 
 
-def _encode(operands: Iterable[Operand]) -> list[int]:
-    words: list[int] = []
-    for operand in operands:
-        if isinstance(operand, str):
-            words += _string_words(operand)
-        elif 0 <= operand <= 0xFFFFFFFF:
-            words.append(operand)
-        else:
-            raise InternalError(f"SPIR-V operand {operand} does not fit in a 32-bit word")
-    return words
+@functools.cache
+def _layout(opname: str) -> tuple[int, int]:
+    """The opcode of ``opname`` and the fewest words an instruction of it takes (each
+    instruction costs two grammar lookups otherwise, and a graph emits one per operator)."""
+    code = opcode(opname)
+    return code, core_grammar().min_words[code]
+
+
+_LAYOUT = tuple(Section)  # iterating the enum class runs a generator each time
 
 
 class ModuleBuilder:
@@ -75,11 +76,31 @@ class ModuleBuilder:
         self.version = version
         self.generator = generator
         self._bound = 1
-        self._sections: dict[Section, list[list[int]]] = {s: [] for s in Section}
+        self._sections: dict[Section, list[list[int]]] = {s: [] for s in _LAYOUT}
+        self._body = self._sections[Section.GRAPH]
         self._capabilities: dict[str, None] = {}
         self._extensions: dict[str, None] = {}
         self._imports: dict[str, int] = {}
         self._shared: dict[tuple[object, ...], int] = {}
+        # constant_u32 by value: array lengths, shape dimensions and enum operands ask for few
+        # values many times, and this skips building the key of the OpConstant each time.
+        self._u32: dict[int, int] = {}
+
+    def copy(self) -> ModuleBuilder:
+        """An independent builder holding everything this one holds, to go on from: what
+        every module of a kind starts with can be built once and copied."""
+        other = ModuleBuilder(self.version, self.generator)
+        other._bound = self._bound
+        # Instructions are never changed once emitted, so the lists holding them are copied
+        # but the instructions are shared.
+        for section, insts in self._sections.items():
+            other._sections[section] += insts
+        other._capabilities = dict(self._capabilities)
+        other._extensions = dict(self._extensions)
+        other._imports = dict(self._imports)
+        other._shared = dict(self._shared)
+        other._u32 = dict(self._u32)
+        return other
 
     # -- ids and raw instructions ---------------------------------------------------------
 
@@ -90,13 +111,32 @@ class ModuleBuilder:
 
     def emit(self, section: Section, opname: str, *operands: Operand) -> None:
         """Append one instruction; the opcode comes from the grammar."""
-        code = opcode(opname)
-        words = _encode(operands)
-        if 1 + len(words) < core_grammar().min_words[code]:
+        code, min_words = _layout(opname)
+        inst = [0]  # the first word, word count and opcode, is known last
+        for operand in operands:
+            if isinstance(operand, str):
+                inst += _string_words(operand)
+            elif 0 <= operand <= 0xFFFFFFFF:
+                inst.append(operand)
+            else:
+                raise InternalError(f"SPIR-V operand {operand} does not fit in a 32-bit word")
+        if len(inst) < min_words:
             raise InternalError(f"{opname} needs more operands than {list(operands)}")
-        if len(words) + 1 > 0xFFFF:
-            raise InternalError(f"{opname} has {len(words)} operands, more than one word holds")
-        self._sections[section].append([(len(words) + 1) << 16 | code, *words])
+        if len(inst) > 0xFFFF:
+            raise InternalError(f"{opname} has {len(inst) - 1} operands, more than one word holds")
+        inst[0] = len(inst) << 16 | code
+        self._sections[section].append(inst)
+
+    def _emit_body(self, opname: str, inst: list[int]) -> None:
+        """Append ``inst`` to the graph body: an instruction whose first word is left to fill
+        in and whose operands are all ids this builder handed out (or small literal indices).
+        :meth:`emit` without encoding and range-checking each operand, which the body's one
+        instruction per operator would pay for; :meth:`to_bytes` still refuses a word out of
+        range."""
+        if len(inst) > 0xFFFF:
+            raise InternalError(f"{opname} has {len(inst) - 1} operands, more than one word holds")
+        inst[0] = len(inst) << 16 | _layout(opname)[0]
+        self._body.append(inst)
 
     def _shared_result(self, section: Section, opname: str, *operands: Operand) -> int:
         """Emit ``%r = opname operands`` once; later identical requests return the same id."""
@@ -224,7 +264,10 @@ class ModuleBuilder:
 
     def constant_u32(self, value: int) -> int:
         """A 32-bit unsigned integer constant (array lengths, indices, enum values)."""
-        return self.constant(self.type_int(32), value)
+        found = self._u32.get(value)
+        if found is None:
+            found = self._u32[value] = self.constant(self.type_int(32), value)
+        return found
 
     def constant_bool(self, value: bool) -> int:
         return self._typed_result(
@@ -272,7 +315,7 @@ class ModuleBuilder:
 
     def graph_input(self, type_id: int, index: int) -> int:
         result = self.new_id()
-        self.emit(Section.GRAPH, "OpGraphInputARM", type_id, result, self.constant_u32(index))
+        self._emit_body("OpGraphInputARM", [0, type_id, result, self.constant_u32(index)])
         return result
 
     def ext_inst(
@@ -280,16 +323,16 @@ class ModuleBuilder:
     ) -> int:
         """``OpExtInst`` in the graph body."""
         result = self.new_id()
-        self.emit(Section.GRAPH, "OpExtInst", type_id, result, instruction_set, code, *operands)
+        self._emit_body("OpExtInst", [0, type_id, result, instruction_set, code, *operands])
         return result
 
     def composite_extract(self, type_id: int, composite: int, index: int) -> int:
         result = self.new_id()
-        self.emit(Section.GRAPH, "OpCompositeExtract", type_id, result, composite, index)
+        self._emit_body("OpCompositeExtract", [0, type_id, result, composite, index])
         return result
 
     def graph_set_output(self, value: int, index: int) -> None:
-        self.emit(Section.GRAPH, "OpGraphSetOutputARM", value, self.constant_u32(index))
+        self._emit_body("OpGraphSetOutputARM", [0, value, self.constant_u32(index)])
 
     def end_graph(self) -> None:
         self.emit(Section.GRAPH, "OpGraphEndARM")
@@ -300,14 +343,17 @@ class ModuleBuilder:
         """The module as 32-bit words: header, then every section in layout order."""
         major, minor = self.version
         out = [MAGIC, major << 16 | minor << 8, self.generator, self._bound, 0]
-        for section in Section:
-            for inst in self._sections[section]:
+        for insts in self._sections.values():  # created in layout order
+            for inst in insts:
                 out += inst
         return out
 
     def to_bytes(self) -> bytes:
         """The module as little-endian bytes."""
-        words = array("I", self.words())
+        try:
+            words = array("I", self.words())
+        except OverflowError:  # an operand of _emit_body; emit checks its own
+            raise InternalError("a SPIR-V operand does not fit in a 32-bit word") from None
         if sys.byteorder == "big":
             words.byteswap()
         return words.tobytes()

@@ -87,7 +87,7 @@ def spirv_shape(shape: tuple[int, ...], dtype: DType) -> tuple[int, ...]:
 def tensor_type(b: ModuleBuilder, dtype: DType, shape: tuple[int, ...]) -> int:
     """``OpTypeTensorARM`` of a TOSA tensor (static shape checked by the caller)."""
     return b.memo(
-        ("tosa tensor", dtype, *shape),
+        ("tosa tensor", dtype, shape),
         lambda: b.type_tensor(element_type(b, dtype), spirv_shape(shape, dtype)),
     )
 

@@ -18,6 +18,7 @@ remaining inputs, for CONCAT). Attribute encodings are those of the reference co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -28,7 +29,7 @@ import numpy as np
 from vgfc.diagnostics import InputError
 from vgfc.ir import AttrValue, DType, Operator, Tensor
 from vgfc.spirv.builder import ModuleBuilder
-from vgfc.spirv.extinst import tosa_instructions
+from vgfc.spirv.extinst import ExtOperand, tosa_instructions
 from vgfc.spirv.tensors import as_array, scalar_constant, tensor_constant, tensor_type
 
 __all__ = [
@@ -97,8 +98,14 @@ def _bool(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
 def _int_list(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
     if not isinstance(value, tuple) or not value:
         raise InputError(f"expected a non-empty integer list, got {value!r}", op.where(), key=key)
-    values = np.asarray(value, dtype=np.int64)
-    return tensor_constant(ctx.builder, DType.INT32, (len(value),), values, replicate=False)
+    b = ctx.builder
+    # Convolutions repeat the same few strides, pads and dilations: each list is built once.
+    return b.memo(
+        ("int list", *value),
+        lambda: tensor_constant(
+            b, DType.INT32, (len(value),), np.asarray(value, dtype=np.int64), replicate=False
+        ),
+    )
 
 
 def _enum(numbers: Mapping[str, int]) -> AttrEncoder:
@@ -225,17 +232,50 @@ TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Form:
+    """An op type's instruction with its operands sorted into attributes and tensors: what
+    :func:`check_operand_counts` and :func:`lower_operator` would otherwise work out per op."""
+
+    opcode: int
+    operands: tuple[tuple[ExtOperand, AttrEncoder | None], ...]
+    """Every operand in grammar order, with the encoder of those that are attributes."""
+    tensors: tuple[ExtOperand, ...]
+    """The operands that are input tensors, in order."""
+    variadic: bool
+    """One of ``tensors`` is a ``*`` operand, which takes any number of inputs."""
+    plain: bool
+    """Every operand is one input tensor, so the operands are the op's inputs in order."""
+    results: int
+
+
+@functools.cache
+def _form(name: str) -> _Form:
+    """The form of TOSA op ``name`` (a fact of the lowering table and the grammar)."""
+    lowering = TOSA_LOWERINGS[name]
+    inst = tosa_instructions()[name]
+    tensors = tuple(o for o in inst.operands if o.name not in lowering.attributes)
+    variadic = any(o.variadic for o in tensors)
+    return _Form(
+        inst.opcode,
+        tuple((o, lowering.attributes.get(o.name)) for o in inst.operands),
+        tensors,
+        variadic,
+        plain=not variadic and len(tensors) == len(inst.operands),
+        results=lowering.results,
+    )
+
+
 def check_operand_counts(op: Operator) -> None:
     """Raise :class:`InputError` naming ``op`` unless it has as many inputs and outputs as its
     instruction takes (a ``*`` operand takes any number). Runs before anything is emitted."""
-    lowering = TOSA_LOWERINGS[op.op]
-    inst = tosa_instructions()[op.op]
-    if len(op.outputs) != lowering.results:
+    form = _form(op.op)
+    if len(op.outputs) != form.results:
         raise InputError(
-            f"has {len(op.outputs)} outputs, {op.op} produces {lowering.results}", op.where()
+            f"has {len(op.outputs)} outputs, {op.op} produces {form.results}", op.where()
         )
-    tensors = [o for o in inst.operands if o.name not in lowering.attributes]
-    if any(o.variadic for o in tensors):
+    tensors = form.tensors
+    if form.variadic:
         return
     if len(op.inputs) < len(tensors):
         raise InputError(f"input '{tensors[len(op.inputs)].name}' is missing", op.where())
@@ -253,12 +293,27 @@ def lower_operator(ctx: Emitter, op: Operator, *, counts_checked: bool = False) 
     ``counts_checked``: the caller ran :func:`check_operand_counts` on ``op`` already."""
     if not counts_checked:
         check_operand_counts(op)
-    lowering = TOSA_LOWERINGS[op.op]
-    inst = tosa_instructions()[op.op]
+    form = _form(op.op)
+    if form.plain and len(op.inputs) == len(form.tensors):
+        operands = [ctx.operand(name) for name in op.inputs]
+    else:
+        operands = _operands(ctx, op, form)
+
+    b = ctx.builder
+    if len(op.outputs) == 1:
+        out = ctx.tensor(op.outputs[0])
+        type_id = tensor_type(b, out.dtype, out.shape or ())
+        return (b.ext_inst(type_id, ctx.instruction_set, form.opcode, operands),)
+    types = [tensor_type(b, ctx.tensor(n).dtype, ctx.tensor(n).shape or ()) for n in op.outputs]
+    whole = b.ext_inst(b.type_struct(*types), ctx.instruction_set, form.opcode, operands)
+    return tuple(b.composite_extract(t, whole, i) for i, t in enumerate(types))
+
+
+def _operands(ctx: Emitter, op: Operator, form: _Form) -> list[int]:
+    """The operand ids of ``op``: attributes encoded, tensors in the order the grammar takes."""
     operands: list[int] = []
     inputs = list(op.inputs)
-    for operand in inst.operands:
-        encode = lowering.attributes.get(operand.name)
+    for operand, encode in form.operands:
         if encode is not None:
             if operand.name not in op.attrs:
                 raise InputError("attribute is missing", op.where(), key=operand.name)
@@ -272,10 +327,4 @@ def lower_operator(ctx: Emitter, op: Operator, *, counts_checked: bool = False) 
             raise InputError(f"input '{operand.name}' is missing", op.where())
     if inputs:
         raise InputError(f"has {len(op.inputs)} inputs, more than {op.op} takes", op.where())
-
-    b = ctx.builder
-    types = [tensor_type(b, ctx.tensor(n).dtype, ctx.tensor(n).shape or ()) for n in op.outputs]
-    if len(types) == 1:
-        return (b.ext_inst(types[0], ctx.instruction_set, inst.opcode, operands),)
-    whole = b.ext_inst(b.type_struct(*types), ctx.instruction_set, inst.opcode, operands)
-    return tuple(b.composite_extract(t, whole, i) for i, t in enumerate(types))
+    return operands
