@@ -175,37 +175,49 @@ def parse_shader_spec(op: Operator, graph: Graph) -> ShaderSpec:
     )
 
 
+def _at(where: Location, key: str) -> Location:
+    """``where`` narrowed to one key."""
+    return Location(key=key).merged(where)
+
+
 def _json(op: Operator, where: Location) -> dict[str, Any]:
     raw = op.attrs.get("implementation_attrs")
-    at = Location(key="implementation_attrs").merged(where)
+    try:
+        payload = _payload(raw)
+    except InputError as e:  # located here, once, rather than ahead of every check
+        raise e.at(_at(where, "implementation_attrs")) from None
+    # The text decoded as strict UTF-8, which refuses surrogates: only a ``\u`` escape can
+    # spell one, so without one the walk has nothing to find.
+    if isinstance(raw, bytes) and b"\\u" in raw:
+        _check_unicode(payload, where, "")
+    return payload
+
+
+def _payload(raw: object) -> dict[str, Any]:
+    """``implementation_attrs`` as a JSON object; raises :class:`InputError` (without a
+    location) when it is not one, or is beyond vgfc's limits."""
     if not isinstance(raw, bytes) or not raw:
-        raise InputError("missing: a Vulkan custom shader needs its JSON attributes", at)
+        raise InputError("missing: a Vulkan custom shader needs its JSON attributes")
     if len(raw) > LIMITS.attrs_bytes_max:
-        raise InputError(f"{len(raw)} bytes, more than the {LIMITS.attrs_bytes_max} vgfc reads", at)
+        raise InputError(f"{len(raw)} bytes, more than the {LIMITS.attrs_bytes_max} vgfc reads")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text: {e.reason} at byte {e.start}", at) from None
+        raise InputError(f"not UTF-8 text: {e.reason} at byte {e.start}") from None
     depth = _nesting_depth(raw)
     if depth > LIMITS.json_depth_max:
         raise InputError(
             f"arrays and objects nest {depth} deep, more than the {LIMITS.json_depth_max} "
-            "vgfc reads",
-            at,
+            "vgfc reads"
         )
     try:
-        payload = json.loads(text, parse_int=_parse_int, parse_float=_parse_float)
+        payload = _DECODER.decode(text)
     except json.JSONDecodeError as e:
-        raise InputError(
-            f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}", at
-        ) from None
-    except InputError as e:
-        raise e.at(at) from None
+        raise InputError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     except (ValueError, RecursionError) as e:  # the checks above should leave none of these
-        raise InputError(f"not JSON vgfc can read: {quote(str(e))}", at) from None
+        raise InputError(f"not JSON vgfc can read: {quote(str(e))}") from None
     if not isinstance(payload, dict):
-        raise InputError(f"must be a JSON object, not {type(payload).__name__}", at)
-    _check_unicode(payload, where, "")
+        raise InputError(f"must be a JSON object, not {type(payload).__name__}")
     return payload
 
 
@@ -273,6 +285,11 @@ def _check_number(text: str) -> None:
         )
 
 
+# One decoder for every payload (as json.loads shares one when given no options): making one
+# per call costs about as much as parsing a small payload.
+_DECODER = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float)
+
+
 # Keys whose string values vgfc reads (and may quote): each is a name.
 _NAME_KEYS = ("entry_point", "shader_language", "push_constants")
 _OPERAND_NAME_FIELDS = ("_vkdescriptortype", "_vkformat", "_type")
@@ -282,62 +299,81 @@ def _check_lengths(payload: dict[str, Any], where: Location) -> None:
     """Every key, and each string value vgfc reads, is a name (``LIMITS.name_length_max``);
     ``shader_code`` may be longer; ``workgroup_sizes`` and ``global_size`` hold three values.
     Runs before anything quotes a key or a value, and before the schema walks an array."""
+    names = LIMITS.name_length_max
     for key, value in payload.items():
-        _check_length(key, "a key", LIMITS.name_length_max, where)
-        if key in ("workgroup_sizes", "global_size"):
+        if len(key) > names:
+            raise _too_long("a key", key, names, where)
+        if key in _XYZ_KEYS:
             if isinstance(value, list) and len(value) > 3:
                 raise InputError(
                     f"{quote(value)} is too long: it holds x, y and z",
                     Location(key=key).merged(where),
                 )
+        elif not isinstance(value, str):
+            if key.startswith("input_") and key.endswith("_sampler") and isinstance(value, dict):
+                for field, text in value.items():
+                    if len(field) > names:
+                        raise _too_long("a key", field, names, where, key)
+                    if isinstance(text, str) and len(text) > names:
+                        raise _too_long("the value", text, names, where, f"{key}.{field}")
         elif key == "shader_code":
-            _check_length(value, "the code", LIMITS.shader_code_length_max, where, key)
-        elif key in _NAME_KEYS or (
-            key.startswith(("input_", "output_")) and key.endswith(_OPERAND_NAME_FIELDS)
+            if len(value) > LIMITS.shader_code_length_max:
+                raise _too_long("the code", value, LIMITS.shader_code_length_max, where, key)
+        elif len(value) > names and (
+            key in _NAME_KEYS
+            or (key.startswith(("input_", "output_")) and key.endswith(_OPERAND_NAME_FIELDS))
         ):
-            _check_length(value, "the value", LIMITS.name_length_max, where, key)
-        elif key.startswith("input_") and key.endswith("_sampler") and isinstance(value, dict):
-            for field, text in value.items():
-                _check_length(field, "a key", LIMITS.name_length_max, where, key)
-                _check_length(text, "the value", LIMITS.name_length_max, where, f"{key}.{field}")
+            raise _too_long("the value", value, names, where, key)
 
 
-def _check_length(
-    value: Any, what: str, limit: int, where: Location, key: str | None = None
-) -> None:
-    if isinstance(value, str) and len(value) > limit:
-        raise InputError(
-            f"{what} '{quote(value)}' is longer than the {limit} characters vgfc reads",
-            Location(key=key).merged(where),
-        )
+def _too_long(
+    what: str, value: str, limit: int, where: Location, key: str | None = None
+) -> InputError:
+    return InputError(
+        f"{what} '{quote(value)}' is longer than the {limit} characters vgfc reads",
+        Location(key=key).merged(where),
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _operand_key(key: str) -> tuple[str, str, str] | None:
+    """(role, index digits, field) of an ``input_N_*`` / ``output_N_*`` key; each distinct key
+    is matched once, as the same few come back in op after op."""
+    match = _OPERAND_KEY.match(key)
+    return None if match is None else (match.group(1), match.group(2), match.group(3))
 
 
 def _check_operand_keys(payload: dict[str, Any], op: Operator, where: Location) -> None:
     counts = {"input": len(op.inputs), "output": len(op.outputs)}
-    valid = [f"{r}_{i}_{f}" for r, n in counts.items() for i in range(n) for f in OPERAND_FIELDS]
     for key in payload:
         if not key.startswith(("input", "output")):
             continue
-        at = Location(key=key).merged(where)
-        match = _OPERAND_KEY.match(key)
-        if match is None or match.group(3) not in OPERAND_FIELDS:
-            raise InputError(f"unknown key{did_you_mean(key, valid)}", at)
-        role, index, field = match.group(1), match.group(2), match.group(3)
-        if index != str(int(index)):
-            fixed = f"{role}_{int(index)}_{field}"
+        parts = _operand_key(key)
+        if parts is None or parts[2] not in OPERAND_FIELDS:
+            valid = [
+                f"{r}_{i}_{f}" for r, n in counts.items() for i in range(n) for f in OPERAND_FIELDS
+            ]
+            raise InputError(f"unknown key{did_you_mean(key, valid)}", _at(where, key))
+        role, index, field = parts
+        number = int(index)
+        if index != str(number):
+            fixed = f"{role}_{number}_{field}"
             raise InputError(
-                f"operand index '{quote(index)}' has a leading zero (write {quote(fixed)})", at
+                f"operand index '{quote(index)}' has a leading zero (write {quote(fixed)})",
+                _at(where, key),
             )
-        if int(index) >= counts[role]:
+        if number >= counts[role]:
             have = counts[role]
             span = {0: "", 1: f" ({role}_0)"}.get(have, f" ({role}_0 .. {role}_{have - 1})")
-            raise InputError(f"the op has {have} {role}{'s' if have != 1 else ''}{span}", at)
+            raise InputError(
+                f"the op has {have} {role}{'s' if have != 1 else ''}{span}", _at(where, key)
+            )
         if role == "output" and field == "sampler":
-            raise InputError("a sampler only applies to sampled image inputs", at)
+            raise InputError("a sampler only applies to sampled image inputs", _at(where, key))
 
 
 # The schema's rules as plain code, for :func:`conforms`. Key patterns and the push-constant
-# pattern are the schema's own text (read from the file once, when first needed).
+# pattern are the schema's own text (read from the file once, as the module loads).
 _SCHEMA_NAME = "implementation_attrs.schema.json"
 _XYZ_KEYS = ("workgroup_sizes", "global_size")
 _LANGUAGES = frozenset({"GLSL", "HLSL", "SPIR-V", ""})
@@ -346,7 +382,6 @@ _SAMPLER_KEYS = frozenset(
 )
 
 
-@functools.cache
 def _compiled_patterns() -> tuple[
     re.Pattern[str], list[tuple[re.Pattern[str], str, re.Pattern[str] | None]]
 ]:
@@ -359,6 +394,18 @@ def _compiled_patterns() -> tuple[
         value = re.compile(rule["pattern"]) if "pattern" in rule else None
         kinds.append((re.compile(pattern), kind, value))
     return push, kinds
+
+
+# Compiled as the module loads rather than on first use (about 1 ms): the commands of a
+# ``vgfc server`` are forks of a process that has loaded this module, so none compiles them.
+_PUSH_PATTERN, _KEY_PATTERNS = _compiled_patterns()
+
+
+@functools.lru_cache(maxsize=256)
+def _key_rules(key: str) -> tuple[tuple[str, re.Pattern[str] | None], ...]:
+    """(value type, value pattern) of each schema key pattern ``key`` matches. The same few keys
+    (``input_0_binding``) come back in op after op, so each distinct key is matched once."""
+    return tuple((kind, value) for pattern, kind, value in _KEY_PATTERNS if pattern.search(key))
 
 
 def _is_int(value: Any) -> bool:
@@ -392,17 +439,14 @@ def conforms(payload: dict[str, Any]) -> bool:
         return False
     if not isinstance(payload.get("shader_code", ""), str):
         return False
-    push_pattern, kinds = _compiled_patterns()
     if "push_constants" in payload:
         push = payload["push_constants"]
-        if not isinstance(push, str) or push_pattern.search(push) is None:
+        if not isinstance(push, str) or _PUSH_PATTERN.search(push) is None:
             return False
     for key, value in payload.items():
         if not key.startswith(("input_", "output_")):
             continue
-        for pattern, kind, value_pattern in kinds:
-            if pattern.search(key) is None:
-                continue
+        for kind, value_pattern in _key_rules(key):
             if kind == "integer":
                 ok = _is_int(value) and value >= 0
             elif kind == "string":
@@ -472,12 +516,17 @@ def _resource(
                 Location(key=f"{prefix}_{field}").merged(where),
             )
     descriptor = payload[f"{prefix}_vkdescriptortype"]
-    at = Location(key=f"{prefix}_vkdescriptortype").merged(where)
     if descriptor not in SUPPORTED_DESCRIPTORS:
         supported = ", ".join(sorted(SUPPORTED_DESCRIPTORS))
-        raise InputError(f"{descriptor} is not supported for shader operands ({supported})", at)
+        raise InputError(
+            f"{descriptor} is not supported for shader operands ({supported})",
+            _at(where, f"{prefix}_vkdescriptortype"),
+        )
     if role == "output" and descriptor in READ_ONLY_DESCRIPTORS:
-        raise InputError(f"{descriptor} is read-only and cannot hold a result", at)
+        raise InputError(
+            f"{descriptor} is read-only and cannot hold a result",
+            _at(where, f"{prefix}_vkdescriptortype"),
+        )
     kind = payload.get(f"{prefix}_type")
     kind = kind.lower() if isinstance(kind, str) else None
     if kind is not None and descriptor not in KIND_DESCRIPTORS[kind]:
@@ -485,7 +534,7 @@ def _resource(
         raise InputError(
             f"{descriptor} does not fit {prefix}_type '{payload[f'{prefix}_type']}' "
             f"(a {kind} uses {allowed})",
-            at,
+            _at(where, f"{prefix}_vkdescriptortype"),
         )
     sampler = _sampler(payload, prefix, where)
     needs_sampler = descriptor == "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER"
@@ -570,7 +619,6 @@ def _code(payload: dict[str, Any], where: Location) -> tuple[str | None, str | N
 def _push_constants(text: str, where: Location) -> tuple[PushConstant, ...]:
     entries: list[PushConstant] = []
     offset = 0
-    at = Location(key="push_constants").merged(where)
     cap = LIMITS.push_constant_bytes_max
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, size_text = (s.strip() for s in part.split(":"))
@@ -579,15 +627,16 @@ def _push_constants(text: str, where: Location) -> tuple[PushConstant, ...]:
             raise InputError(
                 f"'{quote(name)}' of {quote(size_text)} bytes at offset {offset} ends past "
                 f"{cap} bytes, the most push constants vgfc accepts (Vulkan guarantees 128)",
-                at,
+                _at(where, "push_constants"),
             )
         size = int(size_text)
         if size <= 0 or size % 4:
             raise InputError(
-                f"'{quote(name)}' has size {size}: sizes must be positive multiples of 4", at
+                f"'{quote(name)}' has size {size}: sizes must be positive multiples of 4",
+                _at(where, "push_constants"),
             )
         if any(e.name == name for e in entries):
-            raise InputError(f"'{quote(name)}' is listed twice", at)
+            raise InputError(f"'{quote(name)}' is listed twice", _at(where, "push_constants"))
         entries.append(PushConstant(name, offset, size))
         offset += size
     return tuple(entries)

@@ -9,11 +9,13 @@ on the device: vgfc refuses it at build time.
 
 from __future__ import annotations
 
+import functools
+
 from vgfc.custom.attrs import ShaderResource, ShaderSpec
 from vgfc.diagnostics import InputError, Location
 from vgfc.dtypes import shader_formats
 from vgfc.ir import Graph, Operator
-from vgfc.vulkan_names import format_info
+from vgfc.vulkan_names import FormatInfo, format_info
 
 __all__ = ["check_contract"]
 
@@ -23,26 +25,40 @@ _NORMALIZED = frozenset({"SNORM", "UNORM", "SSCALED", "USCALED"})
 _IMAGE_CHANNELS = (1, 2, 4)
 
 
+@functools.lru_cache(maxsize=512)
+def _format_info(name: str) -> FormatInfo | None:
+    """:func:`format_info`, worked out once per format name (parsing the name with regular
+    expressions costs more than the rest of a resource's check; a model uses a few names)."""
+    return format_info(name)
+
+
 def check_contract(spec: ShaderSpec, op: Operator, graph: Graph) -> None:
     """Raise :class:`InputError` for the first resource that breaks the layout contract."""
-    where = op.where(graph.source)
     for resource in spec.resources:
-        _check(resource, graph, where)
+        _check(resource, op, graph)
 
 
-def _check(r: ShaderResource, graph: Graph, where: Location) -> None:
+def _at(r: ShaderResource, field: str, op: Operator, graph: Graph) -> Location:
+    """``op``'s location narrowed to ``r``'s key ``field`` and its tensor: made only for an
+    error, as most ops have none."""
+    return Location(key=f"{r.key}_{field}", tensor=r.tensor).merged(op.where(graph.source))
+
+
+def _check(r: ShaderResource, op: Operator, graph: Graph) -> None:
     tensor = graph.tensors[r.tensor]
-    at = Location(key=f"{r.key}_vkformat", tensor=r.tensor).merged(where)
-    info = format_info(r.format)
+    info = _format_info(r.format)
     if info is None:
         raise InputError(
             f"{r.format} is a packed, compressed or planar format; shader tensors need a plain "
             "format with equal-width channels",
-            at,
+            _at(r, "vkformat", op, graph),
         )
     expected = shader_formats(tensor.dtype)
     if expected is None:
-        raise InputError(f"{tensor.dtype.value} tensors cannot be bound to a shader", at)
+        raise InputError(
+            f"{tensor.dtype.value} tensors cannot be bound to a shader",
+            _at(r, "vkformat", op, graph),
+        )
     bits, numerics = expected.bits, expected.numerics
     if r.is_image:
         numerics = numerics | (_NORMALIZED if tensor.dtype.value.startswith("INT") else numerics)
@@ -50,7 +66,7 @@ def _check(r: ShaderResource, graph: Graph, where: Location) -> None:
         raise InputError(
             f"{r.format} does not hold {tensor.dtype.value} elements "
             f"({bits}-bit {'/'.join(sorted(numerics))} expected)",
-            at,
+            _at(r, "vkformat", op, graph),
         )
     if not r.is_image:
         if info.components != 1:
@@ -58,10 +74,10 @@ def _check(r: ShaderResource, graph: Graph, where: Location) -> None:
                 f"{r.format} packs {info.components} channels, but a "
                 f"{r.descriptor_type.removeprefix('VK_DESCRIPTOR_TYPE_').lower()} resource is "
                 "scalar: use the element format (channels stay in the shape)",
-                at,
+                _at(r, "vkformat", op, graph),
             )
         return
-    _check_image_shape(r, tensor.shape, info.components, where)
+    _check_image_shape(r, tensor.shape, info.components, op.where(graph.source))
 
 
 def _check_image_shape(

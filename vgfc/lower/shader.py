@@ -153,6 +153,11 @@ def _pattern_line(spec: ShaderSpec, pattern: re.Pattern[str]) -> tuple[str, tupl
 _PUSH_CONSTANT = re.compile(r"\bpush_constant\b")
 
 
+def _binding_key(r: ShaderResource, where: Location) -> Location:
+    """``where`` narrowed to ``r``'s binding key (made only for a diagnostic)."""
+    return Location(key=f"{r.key}_binding").merged(where)
+
+
 def _cross_check(
     spec: ShaderSpec, info: ShaderInfo, where: Location, out: list[Diagnostic]
 ) -> None:
@@ -161,7 +166,6 @@ def _cross_check(
     declared: dict[tuple[int, int], ShaderResource] = {}
     for r in spec.resources:
         declared[(r.set, r.binding)] = r
-        at = Location(key=f"{r.key}_binding").merged(where)
         b = reflected.get((r.set, r.binding))
         idle = unused.get((r.set, r.binding))
         if b is None and idle is not None:
@@ -173,7 +177,7 @@ def _cross_check(
                     Severity.WARNING,
                     f"the shader declares {_describe(idle)} for {r.key} (tensor '{r.tensor}') "
                     f"but never uses it{shown}",
-                    at,
+                    _binding_key(r, where),
                     excerpt,
                 )
             )
@@ -183,7 +187,7 @@ def _cross_check(
             raise ShaderError(
                 f"declared at set {r.set} binding {r.binding}, but the shader has nothing "
                 f"there (it has {have})",
-                at,
+                _binding_key(r, where),
             )
         want = KIND_OF_DESCRIPTOR[r.descriptor_type]
         if b.kind != want:
@@ -199,14 +203,14 @@ def _cross_check(
             raise ShaderError(
                 f"the shader writes to {_describe(b)}, but it holds an input (tensor "
                 f"'{r.tensor}'), which other readers share: write results to an output{shown}",
-                at,
+                _binding_key(r, where),
                 excerpt=excerpt,
             )
         if r.role == "output" and not b.writable:
             shown, excerpt = _binding_line(spec, r.set, r.binding)  # read only when reported
             raise ShaderError(
                 f"a result is bound to {_describe(b)}, which the shader declares read-only{shown}",
-                at,
+                _binding_key(r, where),
                 excerpt=excerpt,
             )
     for key, b in reflected.items():
@@ -251,7 +255,7 @@ def _dispatch(
         counts = derived
     assert counts is not None  # the schema requires one of the two
     key = "workgroup_sizes" if spec.workgroup_counts is not None else "global_size"
-    out.extend(_portable_counts(counts, Location(key=key).merged(where)))
+    out.extend(_portable_counts(counts, key, where))
     invocations = counts[0] * local[0] * counts[1] * local[1] * counts[2] * local[2]
     if spec.outputs:
         first = spec.outputs[0]
@@ -277,7 +281,7 @@ def _dispatch(
     return counts
 
 
-def _portable_counts(counts: tuple[int, int, int], at: Location) -> list[Diagnostic]:
+def _portable_counts(counts: tuple[int, int, int], key: str, where: Location) -> list[Diagnostic]:
     """A warning for a workgroup count above the ``maxComputeWorkGroupCount`` every Vulkan
     device supports: it runs only on devices that report a higher limit."""
     portable = LIMITS.workgroup_count_portable
@@ -290,6 +294,6 @@ def _portable_counts(counts: tuple[int, int, int], at: Location) -> list[Diagnos
             f"workgroup counts {list(counts)} ({', '.join(high)}) go past {portable}, the "
             "maxComputeWorkGroupCount every Vulkan device supports: devices with a lower "
             "limit cannot run this dispatch",
-            at,
+            Location(key=key).merged(where),
         )
     ]

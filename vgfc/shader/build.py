@@ -70,8 +70,9 @@ class ShaderBuilds:
         self._compiled: dict[ShaderRequest, Binary | Exception] = {}
         self._todo: deque[ShaderRequest] = deque()
         self._ready = threading.Condition()
+        folder = cache.cache_dir()
         for request in dict.fromkeys(requests):
-            hit = cache.load(request) if request.options.cache else None
+            hit = cache.load(request, folder) if request.options.cache else None
             if hit is not None:
                 self._done[request] = hit
             elif isinstance(request.code, bytes):

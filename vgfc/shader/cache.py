@@ -120,6 +120,12 @@ class CompiledShader:
 
 def cache_dir() -> Path:
     """The folder that holds the shader cache (which need not exist yet)."""
+    return Path(_folder())
+
+
+def _folder() -> str:
+    """:func:`cache_dir` as a string (pathlib's parsing costs more than a lookup's other path
+    handling)."""
     root = os.environ.get(CACHE_ENV)
     if not root:
         try:
@@ -130,19 +136,23 @@ def cache_dir() -> Path:
             root = os.path.join(
                 os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "vgfc"
             )
-    return Path(root) / "shaders"
+    return os.path.join(root, "shaders")
 
 
-def load(request: ShaderRequest) -> CompiledShader | None:
-    """The cached result for ``request``, or ``None`` (missing, stale or corrupt entry)."""
+def load(request: ShaderRequest, folder: Path | None = None) -> CompiledShader | None:
+    """The cached result for ``request``, or ``None`` (missing, stale or corrupt entry).
+    ``folder``: :func:`cache_dir`, from a caller that looks up many shaders (finding the user
+    cache folder takes longer than reading an entry)."""
     key = _key(request)
-    path = _entry(key)
+    path = _entry(key, folder)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
+            modified = os.fstat(f.fileno()).st_mtime
     except OSError:
         return None
     found = _decode(data, key)
-    if found is not None:
+    if found is not None and time.time() - modified > _TOUCH_AFTER:
         _touch(path)
     return found
 
@@ -151,10 +161,9 @@ _TOUCH_AFTER = 86400.0
 """Seconds after which a hit refreshes its entry's modification time (for ``--older-than``)."""
 
 
-def _touch(path: Path) -> None:
+def _touch(path: str) -> None:
     with contextlib.suppress(OSError):  # a read-only cache (a CI cache mounted read-only) is fine
-        if time.time() - path.stat().st_mtime > _TOUCH_AFTER:
-            os.utime(path)
+        os.utime(path)
 
 
 def store(
@@ -166,12 +175,13 @@ def store(
     path = _entry(key)
     data = _encode(key, compiled, includes)
     # One temporary name per process and thread: each writes one entry at a time.
-    tmp = path.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}")
+    folder = os.path.dirname(path)
+    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{threading.get_ident()}")
     with contextlib.suppress(OSError):
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             try:
@@ -241,8 +251,8 @@ def _key(request: ShaderRequest) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _entry(key: str) -> Path:
-    return cache_dir() / f"v{FORMAT}" / key
+def _entry(key: str, folder: Path | None = None) -> str:
+    return os.path.join(_folder() if folder is None else folder, f"v{FORMAT}", key)
 
 
 # --- entries: magic, header length, JSON header, SPIR-V, SHA-256 of all that ----------------------
@@ -310,20 +320,57 @@ def _info_json(info: ShaderInfo) -> dict[str, Any]:
     }
 
 
-def _info_from_json(data: dict[str, Any]) -> ShaderInfo | None:
-    def tuples(value: Any) -> Any:
-        return tuple(tuples(v) for v in value) if isinstance(value, list) else value
+_INFO_FIELDS = frozenset(
+    ("entry_points", "local_size", "bindings", "push_constant_size", "spirv_version", "unused")
+)
+_BINDING_KEYS = frozenset(_BINDING_FIELDS)
 
-    info = ShaderInfo(
-        entry_points=tuples(data["entry_points"]),
-        local_size=tuples(data["local_size"]),
-        bindings=tuple(ResourceBinding(**b) for b in data["bindings"]),
-        push_constant_size=data["push_constant_size"],
-        spirv_version=tuples(data["spirv_version"]),
-        unused=tuple(ResourceBinding(**b) for b in data["unused"]),
+
+def _info_from_json(data: Any) -> ShaderInfo | None:
+    """The reflection :func:`_info_json` wrote, or ``None`` when ``data`` is not laid out the
+    way it writes one (the layout changed under the same format number): exactly its fields,
+    each array of the length and element type reflection gives it, each binding exactly the
+    fields of :class:`ResourceBinding`."""
+    if not isinstance(data, dict) or data.keys() != _INFO_FIELDS:
+        return None
+    entry_points = data["entry_points"]
+    local_size = data["local_size"]
+    push_constant_size = data["push_constant_size"]
+    spirv_version = data["spirv_version"]
+    bindings = _bindings_from_json(data["bindings"])
+    unused = _bindings_from_json(data["unused"])
+    if (
+        not isinstance(entry_points, list)
+        or not all(_array_of(e, str, 2) for e in entry_points)
+        or not (local_size is None or _array_of(local_size, int, 3))
+        or not (push_constant_size is None or type(push_constant_size) is int)
+        or not _array_of(spirv_version, int, 2)
+        or bindings is None
+        or unused is None
+    ):
+        return None
+    return ShaderInfo(
+        entry_points=tuple((name, model) for name, model in entry_points),
+        local_size=None if local_size is None else (local_size[0], local_size[1], local_size[2]),
+        bindings=bindings,
+        push_constant_size=push_constant_size,
+        spirv_version=(spirv_version[0], spirv_version[1]),
+        unused=unused,
     )
-    # Exactly what the entry holds, or the layout has changed under the same format number.
-    return info if _info_json(info) == data else None
+
+
+def _array_of(value: Any, kind: type, length: int) -> bool:
+    """Whether ``value`` is a JSON array of ``length`` values of type ``kind`` (``int`` not
+    ``bool``)."""
+    return isinstance(value, list) and len(value) == length and all(type(v) is kind for v in value)
+
+
+def _bindings_from_json(value: Any) -> tuple[ResourceBinding, ...] | None:
+    if not isinstance(value, list):
+        return None
+    if not all(isinstance(b, dict) and b.keys() == _BINDING_KEYS for b in value):
+        return None
+    return tuple(ResourceBinding(**b) for b in value)
 
 
 # --- maintenance: ``vgfc cache`` ----------------------------------------------------------------

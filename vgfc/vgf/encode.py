@@ -105,22 +105,23 @@ def _encoder(model: Model, constant_data: Callable[[Constant], Any]) -> Any:
             modules.append(enc.AddModule(kind, m.name, m.entry_point, []))
 
     resources = []
+    format_table, descriptor_table = formats(), descriptor_types()
+    adders = {
+        Category.INPUT: enc.AddInputResource,
+        Category.OUTPUT: enc.AddOutputResource,
+        Category.INTERMEDIATE: enc.AddIntermediateResource,
+    }
     for i, r in enumerate(model.resources):
         what = f"resource {i}"
-        fmt = _value(formats(), r.format, what)
+        fmt = _value(format_table, r.format, what)
         shape, strides = list(r.shape), list(r.strides)
         if r.category is Category.CONSTANT:
             ref = enc.AddConstantResource(fmt, shape, strides)
         else:
-            add = {
-                Category.INPUT: enc.AddInputResource,
-                Category.OUTPUT: enc.AddOutputResource,
-                Category.INTERMEDIATE: enc.AddIntermediateResource,
-            }[r.category]
             if r.descriptor_type is None:
                 raise InternalError(f"{what} ('{r.tensor}') has no descriptor type")
-            descriptor = _value(descriptor_types(), r.descriptor_type, what)
-            ref = add(descriptor, fmt, shape, strides, r.alias_group)
+            descriptor = _value(descriptor_table, r.descriptor_type, what)
+            ref = adders[r.category](descriptor, fmt, shape, strides, r.alias_group)
         if r.sampler is not None:
             sampler = r.sampler
             enc.AddSamplerConfig(
