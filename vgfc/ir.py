@@ -7,6 +7,7 @@ exact operator the user wrote. Constant data stays a read-only numpy view of the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -77,7 +78,7 @@ class Tensor:
     def element_count(self) -> int | None:
         if self.shape is None or any(d < 0 for d in self.shape):
             return None
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # exact, where numpy's int64 product would wrap
 
 
 _NO_ATTRS: Mapping[str, AttrValue] = MappingProxyType({})

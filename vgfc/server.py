@@ -262,11 +262,12 @@ def _warm_up(folder: Path) -> None:
     import rich.table
 
     import vgfc.cli
-    import vgfc.cli.model_converter  # noqa: F401
+    import vgfc.cli.model_converter
     from vgfc.cli import COMMANDS
 
     for where in COMMANDS.values():
         __import__(where.partition(":")[0])
+    import vgfc.custom.contract  # noqa: F401 - resolving a custom op imports it on first use
     from vgfc.shader import cache
     from vgfc.spirv.grammar import core_grammar
     from vgfc.vulkan_names import formats
