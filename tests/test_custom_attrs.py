@@ -323,6 +323,22 @@ ERRORS: list[tuple[str, Any, str]] = [
         "tensor 'x0': input_0_vkformat: VK_FORMAT_R32G32B32A32_SFLOAT packs 4 channels, but a "
         "storage_buffer resource is scalar",
     ),
+    (
+        "byte order mark",
+        b"\xef\xbb\xbf" + json.dumps(payload()).encode(),
+        "implementation_attrs: not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) at "
+        "line 1 column 1",
+    ),
+    (
+        "format name that is no string",
+        payload(extra_vkformat=7),
+        "extra_vkformat: expected a format name (a string), got 7",
+    ),
+    (
+        "descriptor type that is no string",
+        payload(extra_vkdescriptortype=[1]),
+        "extra_vkdescriptortype: expected a descriptor type name (a string), got [1]",
+    ),
 ]
 
 

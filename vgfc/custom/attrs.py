@@ -210,6 +210,10 @@ def _payload(raw: object) -> dict[str, Any]:
             f"arrays and objects nest {depth} deep, more than the {LIMITS.json_depth_max} "
             "vgfc reads"
         )
+    if text.startswith("\ufeff"):  # what json.loads says, which the shared decoder does not check
+        raise InputError(
+            "not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) at line 1 column 1"
+        )
     try:
         payload = _DECODER.decode(text)
     except json.JSONDecodeError as e:
@@ -499,7 +503,12 @@ def _schema_message(error: Any) -> str:
     return message.replace(shown, quote(shown))
 
 
-def _known(name: str, table: dict[str, int], what: str, where: Location, key: str) -> None:
+def _known(name: object, table: dict[str, int], what: str, where: Location, key: str) -> None:
+    if not isinstance(name, str):  # a key the schema leaves open (not an operand's) may hold any
+        raise InputError(
+            f"expected a {what} name (a string), got {quote(json.dumps(name))}",
+            Location(key=key).merged(where),
+        )
     if name not in table:
         hint = did_you_mean(name, table)
         raise InputError(f"unknown {what} '{quote(name)}'{hint}", Location(key=key).merged(where))
