@@ -7,8 +7,9 @@ commands: what is left once start-up is paid, stage by stage.
 This process warms up as the server does (``vgfc.server``'s warm-up: imports, tables, a first
 compile, glslang's tables, a frozen heap), then forks one process per run, which runs
 ``vgfc compile`` through the CLI and reports its wall time and the stage times of the summary
-line (so not with ``-q``, which prints none). Each model's first run fills a shader cache of its own and is not counted, unless
-``--cold``, where every run starts from an empty cache. Medians of ``--runs``.
+line (so not with ``-q``, which prints none). Each model's first run fills a shader cache of its
+own and is not counted, unless ``--cold``, where every run starts from an empty cache. Medians
+of ``--runs``.
 """
 
 from __future__ import annotations
