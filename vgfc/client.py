@@ -60,7 +60,8 @@ them with its own values, so a client whose values differ runs its command itsel
 
 def server_dir() -> str:
     """The folder of the server's socket: ``$VGFC_SERVER_DIR``, else ``vgfc`` in the user's
-    runtime folder (``$XDG_RUNTIME_DIR``), else ``/tmp/vgfc-<uid>``; private to the user.
+    runtime folder (``$XDG_RUNTIME_DIR``), else ``$TMPDIR/vgfc-<uid>`` (``$TMPDIR``: ``/tmp``
+    when unset); private to the user.
     (Strings, not pathlib: this module is imported by every command, and pathlib costs 5 ms.)"""
     explicit = os.environ.get("VGFC_SERVER_DIR")
     if explicit:

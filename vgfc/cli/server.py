@@ -20,8 +20,8 @@ def server() -> None:
     never started for you; without one, or with VGFC_NO_SERVER=1, commands run in their own
     process. A server whose vgfc or packages changed (an upgrade, an edited source file)
     refuses, and the command runs locally. Its socket and log are in $VGFC_SERVER_DIR, else
-    $XDG_RUNTIME_DIR/vgfc, else /tmp/vgfc-<uid>: a folder only you can open, one socket per
-    install; the log has a line per command.
+    $XDG_RUNTIME_DIR/vgfc, else $TMPDIR/vgfc-<uid> ($TMPDIR: /tmp when unset): a folder
+    only you can open, one socket per install; the log has a line per command.
 
     \b
     vgfc server start              keep one running (ends after 30 idle minutes)
