@@ -23,10 +23,6 @@ Linux counts the memory a process had when it was forked in its children's peak 
 script keeps itself small (the models are made by a separate process) and prints its own peak,
 the floor under every figure.
 
-A column runs the same vgfc with a ``vgfc server`` started for the bench (the client hands each
-command to a warm process; the server's own peak memory is printed under the table), unless
-``--no-server``.
-
 Two batch rows compile twenty models (the generated ones and a real network, four copies each)
 in one ``vgfc compile -d`` run, with one worker and with two, against a shell loop that runs the
 reference converter once per model: the start-up a CI job pays once instead of per model.
@@ -39,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
 import shutil
 import statistics
@@ -64,7 +59,6 @@ KERNELS = {"mediapipe": ("--kernels", "mediapipe")}
 LABELS = {
     "mc": "model-converter",
     "vgfc": "vgfc",
-    "srv": "vgfc with vgfc server",
     "base": "baseline vgfc",
 }
 
@@ -111,8 +105,7 @@ class Bench:
 
     def __init__(self, tools: dict[str, Path], work: Path) -> None:
         self.tools, self.work = tools, work
-        # A server of the bench's own; only the "srv" runs may use it.
-        self.env = {**os.environ, "NO_COLOR": "1", "VGFC_SERVER_DIR": str(work / "server")}
+        self.env = {**os.environ, "NO_COLOR": "1"}
 
     def command(self, case: Case, tool_name: str) -> tuple[list[str], dict[str, str]]:
         exe, out = str(self.tools[tool_name]), str(self.work / f"out.{tool_name}.vgf")
@@ -129,19 +122,7 @@ class Bench:
             command = [exe, "compile", *map(str, case.batch), "-d", outputs, "-q", *case.vgfc_args]
         else:
             command = [exe, "compile", str(case.model), "-o", out, "-q", *case.vgfc_args]
-        env = {**self.env, "VGFC_CACHE_DIR": str(folder)}
-        if tool_name != "srv":
-            env["VGFC_NO_SERVER"] = "1"
-        return command, env
-
-    def server(self, action: str) -> int | None:
-        """Start or stop the "srv" tool's server; the pid ``start`` reports."""
-        command = [str(self.tools["srv"]), "server", action]
-        if action == "start":
-            command += ["--idle-minutes", "120"]
-        done = subprocess.run(command, env=self.env, capture_output=True, text=True, check=True)
-        found = re.search(r"\(pid (\d+)\)", done.stdout)
-        return int(found.group(1)) if found else None
+        return command, {**self.env, "VGFC_CACHE_DIR": str(folder)}
 
     def byte_compile(self) -> None:
         """Write the bytecode of each vgfc's package, as pip does when it installs one."""
@@ -198,16 +179,6 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(headers), rule, *(line(r) for r in rows)])
 
 
-def _peak_rss_of(pid: int) -> int | None:
-    """A running process's peak resident memory (Linux ``VmHWM``), in bytes."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
-    return int(found.group(1)) * 1024 if found else None
-
-
 def cases_of(models: Path) -> tuple[list[Case], list[Case]]:
     """The rows of the main table and of the scaling table (a model in both is one case)."""
     names = list(dict.fromkeys([*MAIN, *SCALING]))
@@ -255,9 +226,6 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="another vgfc to measure in the same runs")
     parser.add_argument("--models", type=Path, default=ROOT / "build" / "bench")
     parser.add_argument("--no-scaling", action="store_true", help="leave out the scaling table")
-    parser.add_argument(
-        "--no-server", action="store_true", help="leave out the runs through `vgfc server`"
-    )
     parser.add_argument("--json", type=Path, help="also write the medians as JSON")
     args = parser.parse_args()
 
@@ -268,29 +236,21 @@ def main() -> None:
         cases = [c for c in cases if any(o in c.name for o in args.only)]
         scaling = [c for c in scaling if any(o in c.name for o in args.only)]
     tools = {"mc": tool("model-converter", "ai-ml-sdk-model-converter"), "vgfc": args.vgfc}
-    if not args.no_server:
-        tools["srv"] = args.vgfc
     if args.baseline:
         tools["base"] = args.baseline
     everything = list(dict.fromkeys(cases + scaling))
     with tempfile.TemporaryDirectory(prefix="vgfc-bench-") as tmp:
         bench = Bench(tools, Path(tmp))
         bench.byte_compile()
-        server_pid = bench.server("start") if "srv" in tools else None
-        try:
+        for case in everything:
+            bench.prepare(case)
+        names = list(tools)
+        for run in range(args.runs):
+            print(f"run {run + 1} of {args.runs}", file=sys.stderr)
+            order = names[run % len(names) :] + names[: run % len(names)]
             for case in everything:
-                bench.prepare(case)
-            names = list(tools)
-            for run in range(args.runs):
-                print(f"run {run + 1} of {args.runs}", file=sys.stderr)
-                order = names[run % len(names) :] + names[: run % len(names)]
-                for case in everything:
-                    for tool_name in order:
-                        bench.run(case, tool_name)
-            server_rss = _peak_rss_of(server_pid) if server_pid else None
-        finally:
-            if server_pid:
-                bench.server("stop")
+                for tool_name in order:
+                    bench.run(case, tool_name)
 
     floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(
@@ -298,8 +258,6 @@ def main() -> None:
         f"this script's own {mib(floor)} is the floor under each RSS)\n"
     )
     headers = ["model", "model-converter", "vgfc", "ratio"]
-    if "srv" in tools:
-        headers += ["vgfc, server running", "server ratio"]
     if args.baseline:
         headers += ["baseline vgfc", "baseline ratio"]
     headers += ["model-converter RSS", "vgfc RSS"] + (["baseline RSS"] if args.baseline else [])
@@ -307,19 +265,11 @@ def main() -> None:
     for c in cases:
         row = [c.name, seconds(c.seconds("mc")), seconds(c.seconds("vgfc"))]
         row.append(ratio(c.seconds("vgfc"), c.seconds("mc")))
-        if "srv" in tools:
-            row += [seconds(c.seconds("srv")), ratio(c.seconds("srv"), c.seconds("mc"))]
         if args.baseline:
             row += [seconds(c.seconds("base")), ratio(c.seconds("base"), c.seconds("mc"))]
         row += [mib(c.peak("mc")), mib(c.peak("vgfc"))]
         rows.append(row + ([mib(c.peak("base"))] if args.baseline else []))
     print(table(headers, rows))
-    if "srv" in tools:
-        print(
-            "\nvgfc, server running: the same vgfc with `vgfc server start` beforehand (a small "
-            "client hands each command to a warm process; RSS above is vgfc's own process). "
-            f"The server's peak RSS: {mib(server_rss)}."
-        )
     if scaling:
         print("\ncompile time by model size (elementwise chain on [1, 16] fp32)\n")
         rows = []

@@ -50,15 +50,6 @@ def vgfc_exe():
 
 
 @pytest.fixture(autouse=True)
-def no_user_server(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """A ``vgfc server`` the developer runs never serves the suite's commands: each test has a
-    server folder of its own (``VGFC_SERVER_DIR``), empty unless the test starts one."""
-    folder = tmp_path_factory.mktemp("vgfc-server")
-    monkeypatch.setenv("VGFC_SERVER_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture(autouse=True)
 def isolated_shader_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ):

@@ -18,7 +18,7 @@ from tosa_factory import chain
 PROBE = """
 import gc, json, sys
 sys.argv = ["vgfc", *json.loads(sys.argv[1])]
-from vgfc.client import main
+from vgfc.cli import main
 try:
     main()
 except SystemExit as e:
@@ -28,7 +28,7 @@ print(json.dumps({"modules": sorted(sys.modules), "threshold": gc.get_threshold(
 
 
 def _command(args: list[str], tmp_path: Path) -> dict[str, object]:
-    env = {**os.environ, "VGFC_NO_SERVER": "1", "VGFC_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, "VGFC_CACHE_DIR": str(tmp_path / "cache")}
     run = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(args)],
         capture_output=True,
@@ -40,24 +40,6 @@ def _command(args: list[str], tmp_path: Path) -> dict[str, object]:
     assert run.returncode == 0, run.stderr
     result: dict[str, object] = json.loads(run.stdout.strip().splitlines()[-1])
     return result
-
-
-def test_the_client_imports_nothing_a_served_command_does_not_need() -> None:
-    # Every vgfc command imports the client first; with a server running that is all it imports.
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import json, sys, vgfc.client; print(json.dumps(sorted(sys.modules)))",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    modules = set(json.loads(run.stdout))
-    for heavy in ("typing", "numpy", "click", "rich", "vgfc.cli", "vgfc.ir", "hashlib"):
-        assert heavy not in modules, heavy
 
 
 @pytest.fixture

@@ -225,6 +225,9 @@ def model_converter(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script: usage errors, too, are one line on stderr (exit code 2)."""
+    from vgfc.cli import command_process
+
+    command_process()
     try:
         code = model_converter.main(
             args=list(argv) if argv is not None else None, prog_name=PROG, standalone_mode=False

@@ -400,8 +400,6 @@ def _compiled_patterns() -> tuple[
     return push, kinds
 
 
-# Compiled as the module loads rather than on first use (about 1 ms): the commands of a
-# ``vgfc server`` are forks of a process that has loaded this module, so none compiles them.
 _PUSH_PATTERN, _KEY_PATTERNS = _compiled_patterns()
 
 
