@@ -23,7 +23,7 @@ import tosa_tree
 
 from vgfc.compiler import compile_model
 from vgfc.diagnostics import VgfcError
-from vgfc.tosa_reader import loads
+from vgfc.read.reader import loads
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "fuzz"

@@ -235,7 +235,7 @@ def reference_outputs(
     graph: Graph, tmp_path: Path, inputs: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     from vgfc.numeric import tosa_reference_outputs
-    from vgfc.tosa_reader import load
+    from vgfc.read.reader import load
 
     path = tmp_path / "expanded.tosa"
     path.write_bytes(graph_to_tosa(graph))

@@ -218,8 +218,8 @@ def test_an_op_with_too_many_inputs_is_an_input_error(cli, tmp_path: Path) -> No
 def test_operand_counts_are_checked_before_anything_is_emitted() -> None:
     """The count is an error of the op itself, found in lowering's first pass."""
     import vgfc
+    from vgfc.read.reader import loads
     from vgfc.spirv.tosa_ops import check_operand_counts
-    from vgfc.tosa_reader import loads
 
     graph = loads(_rescale(1))
     with pytest.raises(vgfc.VgfcError, match=r"op #4 RESCALE: has 6 inputs"):

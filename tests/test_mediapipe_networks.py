@@ -79,7 +79,7 @@ def test_single_op_matches_numpy(entry: dict[str, Any], tmp_path: Path) -> None:
     (op,) = entry["custom_ops"]
     constants: dict[str, np.ndarray] = {}
     if op["inputs"] and any(i["name"] not in inputs for i in op["inputs"]):
-        from vgfc.tosa_reader import load
+        from vgfc.read.reader import load
 
         graph = load(model)
         for i in op["inputs"]:

@@ -1,5 +1,5 @@
 """The reader against the specification: every model read through the generated ``tosa``
-classes, field by field, must read the same through :mod:`vgfc.tosa_reader`, which decodes the
+classes, field by field, must read the same through :mod:`vgfc.read.reader`, which decodes the
 flatbuffer itself (see its docstring for why). Both of its ways are checked: table by table, and
 in bulk (the way it reads big tensor and operator tables), which must agree on broken files too.
 """
@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from tosa.TosaGraph import TosaGraph
 from tosa_factory import Op, T, build, custom
 
-from vgfc import tosa_reader
 from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import numpy_dtype
 from vgfc.ir import DType, Graph
+from vgfc.read import reader as tosa_reader
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted(

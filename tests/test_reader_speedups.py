@@ -1,6 +1,6 @@
 """The reader's fast paths, each held to the plain way it stands in for.
 
-- :meth:`vgfc.flatbuffer.Buffer.texts` splits all strings out of one blob, and slices them
+- :meth:`vgfc.read.buffer.Buffer.texts` splits all strings out of one blob, and slices them
   one by one when a string holds a NUL or is not ASCII: both give what reading each string does.
 - Operator locations are read in bulk: the same as one at a time, errors included.
 """
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from tosa_factory import Op, T, build
 
-from vgfc import tosa_reader
 from vgfc.diagnostics import VgfcError
-from vgfc.flatbuffer import Buffer
+from vgfc.read import reader as tosa_reader
+from vgfc.read.buffer import Buffer
 
 
 @pytest.mark.parametrize(

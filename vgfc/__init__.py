@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from vgfc.diagnostics import VgfcError
     from vgfc.ir import Graph
     from vgfc.partition import Plan, partition
-    from vgfc.tosa_reader import loads
+    from vgfc.read import loads
     from vgfc.verify import verify
 
 __all__ = ["Graph", "Plan", "VgfcError", "__version__", "load", "loads", "partition", "verify"]
@@ -40,7 +40,7 @@ _LAZY = {
     "Graph": "vgfc.ir",
     "Plan": "vgfc.partition",
     "VgfcError": "vgfc.diagnostics",
-    "loads": "vgfc.tosa_reader",
+    "loads": "vgfc.read.reader",
 }
 
 
@@ -88,7 +88,7 @@ sys.modules[__name__].__class__ = _Package
 
 def load(path: str | os.PathLike[str], *, check: bool = True) -> Graph:
     """Read a ``.tosa`` file and, unless ``check`` is false, verify its structure."""
-    from vgfc.tosa_reader import load as read
+    from vgfc.read import load as read
     from vgfc.verify import verify
 
     graph = read(path)

@@ -204,7 +204,7 @@ def _pipeline(
 ) -> None:
     from vgfc.custom.resolve import resolve
     from vgfc.partition import partition
-    from vgfc.tosa_reader import load
+    from vgfc.read import load
     from vgfc.verify import verify
 
     def done(stage: str) -> bool:

@@ -57,14 +57,14 @@ class Limits:
     # -- strings -------------------------------------------------------------------------------
     name_length_max: int = 1024
     """Characters of a name: tensor names, ``operator_name`` and ``domain_name`` (read in
-    vgfc/tosa_reader.py), and in ``implementation_attrs`` every key and the values of
+    vgfc/read/reader.py), and in ``implementation_attrs`` every key and the values of
     ``entry_point``, ``shader_language``, ``push_constants``, formats, descriptor types, kinds and
     sampler fields. Module names come from ``operator_name`` and end up in the VGF and on the
     terminal."""
     shader_code_length_max: int = 4 << 20
     """Characters of ``shader_code``: GLSL/HLSL source, or base64 of 3 MiB of SPIR-V."""
 
-    # -- tensors (vgfc/tosa_reader.py) ---------------------------------------------------------
+    # -- tensors (vgfc/read/reader.py) ---------------------------------------------------------
     rank_max: int = 32
     """Dimensions of a tensor. TOSA's 8K level allows 6; 32 is far above any real model."""
     shape_values_max: int = 64

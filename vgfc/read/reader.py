@@ -10,10 +10,10 @@ hold.
 Why the fields are decoded here rather than through the generated ``tosa`` classes: those build
 a Python object per table and run several checked ``struct`` reads per field, so a
 100,000-operator model took 4.6 s to read. This reader walks the flatbuffer itself
-(:mod:`vgfc.flatbuffer`): one read per field, each vtable decoded once, and the tensor and
+(:mod:`vgfc.read.buffer`): one read per field, each vtable decoded once, and the tensor and
 operator tables of a big model read a field of all their entries at a time, so that the only
 Python objects made per entry are the IR's own. The generated package stays the specification:
-every vtable offset, field type and default comes from it (:mod:`vgfc.tosa_schema`), and a test
+every vtable offset, field type and default comes from it (:mod:`vgfc.read.schema`), and a test
 reads every model the repository carries both ways, through the generated classes and through
 this module, and compares every tensor, constant byte, operator and attribute.
 
@@ -39,10 +39,10 @@ import numpy as np
 
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
 from vgfc.dtypes import numpy_dtype
-from vgfc.flatbuffer import U8, U32, U64, Buffer, Corrupt
 from vgfc.ir import Array, AttrValue, DType, Graph, Operator, Tensor, Version
 from vgfc.limits import LIMITS, quote
-from vgfc.tosa_schema import STRUCTURE, attribute_layout, schema
+from vgfc.read.buffer import U8, U32, U64, Buffer, Corrupt
+from vgfc.read.schema import STRUCTURE, attribute_layout, schema
 
 __all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
 
@@ -110,7 +110,7 @@ _NO_ATTRS: MappingProxyType[str, AttrValue] = MappingProxyType({})
 
 class _Reader(Buffer):
     """One pass over the model. A read out of range raises ``struct.error`` or
-    :class:`~vgfc.flatbuffer.Corrupt`, which :func:`loads` reports as a malformed file."""
+    :class:`~vgfc.read.buffer.Corrupt`, which :func:`loads` reports as a malformed file."""
 
     def __init__(self, buf: Any, source: str | None) -> None:
         super().__init__(buf)

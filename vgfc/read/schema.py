@@ -1,7 +1,7 @@
 """The TOSA schema as the generated ``tosa`` package of tosa-tools spells it: for each field that
-:mod:`vgfc.tosa_reader` reads, its vtable offset, how it is read and its default; and the enums.
+:mod:`vgfc.read.reader` reads, its vtable offset, how it is read and its default; and the enums.
 
-Why: the reader decodes the flatbuffer itself (:mod:`vgfc.flatbuffer`, for speed), yet the
+Why: the reader decodes the flatbuffer itself (:mod:`vgfc.read.buffer`, for speed), yet the
 generated package stays the specification, so that a new tosa-tools cannot silently disagree
 with a table written here by hand. Each field is learnt by running its generated accessor once
 against :class:`_Probe`, which stands in for the flatbuffers table and records what the accessor

@@ -3,7 +3,7 @@ strings, one at a time with ``struct``, or one field of many tables at once with
 
 Why not the generated accessors of the ``flatbuffers`` package: they build a Python object per
 table and run several checked reads per field, which made reading a 100,000-operator TOSA model
-take seconds (see :mod:`vgfc.tosa_reader`). Here a field is one ``struct`` read at a computed
+take seconds (see :mod:`vgfc.read.reader`). Here a field is one ``struct`` read at a computed
 position, a vtable is decoded once for all the tables that share it, and the bulk reads gather a
 field of thousands of tables in one numpy operation. A position past the end of the buffer
 raises ``struct.error``, or :class:`Corrupt` where a slice would silently come back short; the

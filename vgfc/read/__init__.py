@@ -1,0 +1,13 @@
+"""The read stage: a TOSA flatbuffer -> :class:`vgfc.ir.Graph`.
+
+:mod:`vgfc.read.reader` walks the flatbuffer and builds the IR, :mod:`vgfc.read.buffer` decodes
+tables, vectors and strings straight from the bytes, and :mod:`vgfc.read.schema` takes every
+field's position from tosa-tools' generated ``tosa`` package, which stays the specification.
+This is the only package that knows the TOSA schema.
+"""
+
+from __future__ import annotations
+
+from vgfc.read.reader import SUPPORTED_VERSIONS_TEXT, is_supported, load, loads
+
+__all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
