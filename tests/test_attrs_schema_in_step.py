@@ -1,4 +1,4 @@
-"""``vgfc.custom.attrs.conforms`` (the plain-code check on the hot path) gives jsonschema's
+"""``vgfc.resolve.attrs.conforms`` (the plain-code check on the hot path) gives jsonschema's
 verdict on ``implementation_attrs.schema.json`` for every payload, valid or not.
 
 The payloads are built from the schema's own keys with values that are right, nearly right
@@ -14,7 +14,7 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vgfc.custom.attrs import conforms
+from vgfc.resolve.attrs import conforms
 from vgfc.schema import load_schema
 
 SCHEMA = load_schema("implementation_attrs.schema.json")

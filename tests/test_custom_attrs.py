@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from vgfc.custom.attrs import parse_shader_spec
-from vgfc.custom.contract import check_contract
 from vgfc.diagnostics import InputError
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, DType, Graph, Operator, Tensor, Version
+from vgfc.resolve.attrs import parse_shader_spec
+from vgfc.resolve.contract import check_contract
 from vgfc.vgf.model import Sampler
 from vgfc.vulkan_names import descriptor_types, formats
 

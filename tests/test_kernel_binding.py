@@ -29,14 +29,14 @@ from test_partition import _brute_force_minimum, _check_plan
 from tosa_factory import SHADER_DOMAIN, Op, T, build, custom
 
 from vgfc.compiler import Compilation, Options, compile_model
-from vgfc.custom.resolve import resolve
 from vgfc.diagnostics import InputError, UnsupportedError, VgfcError
 from vgfc.dtypes import DType, numpy_dtype
 from vgfc.ir import Graph, Operator, Tensor, Version
-from vgfc.kernels import Library, load_library
-from vgfc.kernels.convert import cancel_inverse_pairs
-from vgfc.kernels.params import ParamError, Params, decode_params
 from vgfc.partition import PartitionKind, partition, program_order_count
+from vgfc.resolve import resolve
+from vgfc.resolve.convert import cancel_inverse_pairs
+from vgfc.resolve.library import Library, load_library
+from vgfc.resolve.params import ParamError, Params, decode_params
 from vgfc.verify import topological_order, verify
 
 DATA = Path(__file__).resolve().parent / "data" / "kernels"

@@ -22,9 +22,8 @@ from tosa_factory import T, build, custom
 
 from vgfc.diagnostics import InputError
 from vgfc.dtypes import DType
-from vgfc.kernels import load_libraries, load_library
-from vgfc.kernels.check import check_library
-from vgfc.kernels.library import MAX_LIBRARY_BYTES
+from vgfc.resolve.library import MAX_LIBRARY_BYTES, load_libraries, load_library
+from vgfc.resolve.library_check import check_library
 
 DATA = Path(__file__).resolve().parent / "data" / "kernels"
 OPS = DATA / "ops.yaml"

@@ -21,7 +21,7 @@ from oracles.mediapipe_ops import evaluate
 from oracles.regions import evaluate_network
 
 from vgfc.compiler import Options, compile_model
-from vgfc.kernels import load_libraries
+from vgfc.resolve.library import load_libraries
 from vgfc.runner import run_vgf
 
 DATA = Path(__file__).resolve().parent / "data"

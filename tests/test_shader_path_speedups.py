@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from test_custom_attrs import PREFIX, buffer, check, graph, payload
 
-from vgfc.custom.attrs import parse_shader_spec
 from vgfc.diagnostics import InputError
 from vgfc.ir import DType
+from vgfc.resolve.attrs import parse_shader_spec
 from vgfc.shader import cache
 from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
 

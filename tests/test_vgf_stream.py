@@ -51,7 +51,7 @@ LIBRARIES = {
 
 
 def _options(path: Path) -> Options:
-    from vgfc.kernels import load_libraries
+    from vgfc.resolve.library import load_libraries
 
     return Options(libraries=load_libraries(LIBRARIES.get(path.parent.name, [])))
 

@@ -27,8 +27,8 @@ from vgfc.shader.options import CompileOptions
 from vgfc.vgf.model import Model
 
 if TYPE_CHECKING:
-    from vgfc.kernels import Library
     from vgfc.lower import LoweredModule
+    from vgfc.resolve.library import Library
 
 __all__ = ["STAGES", "Compilation", "Options", "compile_model"]
 
@@ -202,9 +202,9 @@ def _pipeline(
     run: _Run,
     last: int,
 ) -> None:
-    from vgfc.custom.resolve import resolve
     from vgfc.partition import partition
     from vgfc.read import load
+    from vgfc.resolve import resolve
     from vgfc.verify import verify
 
     def done(stage: str) -> bool:

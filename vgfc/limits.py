@@ -26,7 +26,7 @@ UINT32_MAX = 0xFFFF_FFFF
 class Limits:
     """Every limit on the input, with the reason for its value."""
 
-    # -- Vulkan and VGF ranges: custom shader attributes (vgfc/custom/attrs.py) ----------------
+    # -- Vulkan and VGF ranges: custom shader attributes (vgfc/resolve/attrs.py) ----------------
     descriptor_set_max: int = UINT32_MAX
     """Largest ``input_N_descriptorset``: the VGF stores set indices as uint32. (Vulkan only
     guarantees ``maxBoundDescriptorSets`` >= 4; a device reports its own.)"""
@@ -44,7 +44,7 @@ class Limits:
     global_size_max: int = UINT32_MAX
     """Largest ``global_size`` entry: invocation ids (``gl_GlobalInvocationID``) are uint32."""
 
-    # -- JSON of implementation_attrs (vgfc/custom/attrs.py) -----------------------------------
+    # -- JSON of implementation_attrs (vgfc/resolve/attrs.py) -----------------------------------
     attrs_bytes_max: int = 8 << 20
     """Size of ``implementation_attrs``: room for the largest shader source and its keys."""
     json_depth_max: int = 64

@@ -48,8 +48,8 @@ def kernels(
     from rich.console import Console
 
     from vgfc.cli.tables import word_table
-    from vgfc.kernels import load_libraries
-    from vgfc.kernels.check import check_library
+    from vgfc.resolve.library import load_libraries
+    from vgfc.resolve.library_check import check_library
 
     options = compile_options(include_dirs, defines, target_env)
     loaded = load_libraries(libraries)

@@ -305,10 +305,10 @@ def kernel_options(func: F) -> F:
 
 
 def load_kernels(kernels: tuple[str, ...]) -> tuple[Any, ...]:
-    """The libraries of ``--kernels`` (``vgfc.kernels.Library``), read and checked."""
+    """The libraries of ``--kernels`` (``vgfc.resolve.library.Library``), read and checked."""
     if not kernels:
         return ()
-    from vgfc.kernels import load_libraries
+    from vgfc.resolve.library import load_libraries
 
     return load_libraries(kernels)
 

@@ -1,5 +1,5 @@
 """A shader partition -> a compute module: a resolved op's
-:class:`~vgfc.custom.attrs.ShaderSpec` compiled and checked into a :class:`ShaderModule`.
+:class:`~vgfc.resolve.attrs.ShaderSpec` compiled and checked into a :class:`ShaderModule`.
 
 Compile (GLSL/HLSL) or decode (SPIR-V), validate every module with SPIRV-Tools and reflect it
 (:mod:`vgfc.shader.build`, through the shader cache), then hold the declaration up against the
@@ -16,9 +16,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from vgfc.custom.attrs import ShaderResource, ShaderSpec
 from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
-from vgfc.ir import Graph, Operator
+from vgfc.ir import Graph, Operator, ShaderResource, ShaderSpec
 from vgfc.limits import LIMITS
 from vgfc.shader.build import CompiledShader, ShaderRequest, build_shader
 from vgfc.shader.glslang import CompileOptions

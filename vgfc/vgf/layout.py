@@ -43,7 +43,7 @@ from vgfc.vgf.model import (
 )
 
 if TYPE_CHECKING:
-    from vgfc.custom.attrs import ShaderResource
+    from vgfc.ir import ShaderResource
     from vgfc.lower.shader import ShaderModule
 
 __all__ = ["TENSOR_ARM", "layout", "logical_bindings", "unsigned_values"]

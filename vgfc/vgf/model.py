@@ -19,6 +19,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from vgfc.ir import Sampler  # re-exported: a VGF carries samplers as the IR holds them
+
 __all__ = [
     "COMPUTE_STAGE",
     "Category",
@@ -54,17 +56,6 @@ class Category(enum.Enum):
     OUTPUT = "output"
     INTERMEDIATE = "intermediate"
     CONSTANT = "constant"
-
-
-@dataclass(frozen=True, slots=True)
-class Sampler:
-    """Sampler state of a combined image sampler, as Vulkan enum names."""
-
-    min_filter: str
-    mag_filter: str
-    address_mode_u: str
-    address_mode_v: str
-    border_color: str
 
 
 @dataclass(frozen=True, slots=True)

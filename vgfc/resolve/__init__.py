@@ -3,12 +3,13 @@ the built-in operators it is composed of.
 
 The stage between verify and partition. For each CUSTOM op it finds what the op *is*:
 
-* a ``com.arm.VulkanCustomShader`` op with shader code is parsed from its ``implementation_attrs``
-  (:mod:`vgfc.custom.attrs`) and held to the resource layout contract (:mod:`vgfc.custom.contract`);
-* any other op (any domain, or an Arm op without code) is looked up by domain and operator name in
-  the kernel libraries given with ``--kernels`` (:mod:`vgfc.kernels`): its entry either expands
-  it into TOSA built-ins, or selects a shader kernel and puts the CAST/TRANSPOSE/PAD/SLICE
-  conversions the kernel needs around it (:mod:`vgfc.kernels.bind`);
+* a ``com.arm.VulkanCustomShader`` op with shader code is parsed from its
+  ``implementation_attrs`` (:mod:`vgfc.resolve.attrs`) and held to the resource layout contract
+  (:mod:`vgfc.resolve.contract`);
+* any other op (any domain, or an Arm op without code) is looked up by domain and operator name
+  in the kernel libraries given with ``--kernels`` (:mod:`vgfc.resolve.library`): its entry
+  either expands it into TOSA built-ins, or selects a shader kernel and puts the
+  CAST/TRANSPOSE/PAD/SLICE conversions the kernel needs around it (:mod:`vgfc.resolve.bind`);
 * a custom op that no library knows is refused with a clear error.
 
 When anything was expanded or inserted the graph is renumbered: ``Operator.index`` is the
@@ -33,8 +34,8 @@ from vgfc.diagnostics import Diagnostic, UnsupportedError, VgfcError, did_you_me
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, Graph, Operator, Tensor
 
 if TYPE_CHECKING:
-    from vgfc.custom.attrs import ShaderSpec
-    from vgfc.kernels.library import Library
+    from vgfc.ir import ShaderSpec
+    from vgfc.resolve.library import Library
 
 __all__ = ["Resolution", "resolve"]
 
@@ -113,7 +114,7 @@ def _renumbered(
     failed: list[int],
     bound_by: dict[int, tuple[str, str]],
 ) -> Resolution:
-    from vgfc.kernels.convert import cancel_inverse_pairs
+    from vgfc.resolve.convert import cancel_inverse_pairs
 
     flat: list[Operator] = []
     failed_ops: set[int] = set()
@@ -162,8 +163,8 @@ def _bind(
     op: Operator, graph: Graph, libraries: Sequence[Library], auto_convert: bool
 ) -> tuple[ShaderSpec | None, _Bound | None]:
     # Only a model with custom ops imports what reads and checks their attributes.
-    from vgfc.custom.attrs import parse_shader_spec
-    from vgfc.custom.contract import check_contract
+    from vgfc.resolve.attrs import parse_shader_spec
+    from vgfc.resolve.contract import check_contract
 
     domain = op.domain or ""
     name = op.custom_name or ""
@@ -181,7 +182,7 @@ def _bind(
             return spec, None
     if entry is None:
         raise UnsupportedError(_unknown(domain, name, libraries), op.where(graph.source))
-    from vgfc.kernels.bind import bind_op
+    from vgfc.resolve.bind import bind_op
 
     binding = bind_op(op, graph, entry, auto_convert=auto_convert)
     after = dataclasses.replace(graph, tensors={**graph.tensors, **binding.tensors})

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import functools
 
-from vgfc.custom.attrs import ShaderResource, ShaderSpec
 from vgfc.diagnostics import InputError, Location
 from vgfc.dtypes import shader_formats
-from vgfc.ir import Graph, Operator
+from vgfc.ir import Graph, Operator, ShaderResource, ShaderSpec
 from vgfc.vulkan_names import FormatInfo, format_info
 
 __all__ = ["check_contract"]

@@ -2,7 +2,7 @@
 its composed graph or select a kernel and put the conversions it needs around it.
 
 What comes out is a list of operators and the new tensors they use; the resolve stage splices
-them into the graph in place of the custom op (:mod:`vgfc.custom.resolve`).
+them into the graph in place of the custom op (:mod:`vgfc.resolve`).
 
 Selection (ExecuTorch's partial kernels): the first kernel whose ``arg_meta`` accepts every
 operand's dtype and layout as the model gives them wins. If none does, the first kernel that
@@ -28,13 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from vgfc.custom.attrs import ShaderResource, ShaderSpec
 from vgfc.diagnostics import InputError, Location, UnsupportedError
 from vgfc.dtypes import DType, element_format, numpy_dtype
-from vgfc.ir import Graph, Operator, Tensor
-from vgfc.kernels.expr import Expr, ExprError
-from vgfc.kernels.library import DIMENSIONS, Entry, Kernel, TensorRule
-from vgfc.kernels.params import ParamError, decode_params
+from vgfc.ir import Graph, Operator, ShaderResource, ShaderSpec, Tensor
+from vgfc.resolve.expr import Expr, ExprError
+from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, TensorRule
+from vgfc.resolve.params import ParamError, decode_params
 
 __all__ = ["Binding", "bind_op"]
 

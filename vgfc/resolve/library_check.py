@@ -1,7 +1,7 @@
 """Check a kernel library without a model (``vgfc kernels LIB``).
 
 Loading already checks the schema, every name an expression reads, resources, paths and composed
-graphs (:mod:`vgfc.kernels.library`). This adds what needs the shaders: each kernel's shader is
+graphs (:mod:`vgfc.resolve.library`). This adds what needs the shaders: each kernel's shader is
 compiled (GLSL/HLSL) or read (SPIR-V), validated with SPIRV-Tools and reflected, and its declared
 resources are held against the reflection: every resource must exist in the shader with the
 declared descriptor kind, and every descriptor the shader uses must be declared. Results must be
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vgfc.diagnostics import Diagnostic, Location, VgfcError
-from vgfc.kernels.expr import ExprError
-from vgfc.kernels.library import DIMENSIONS, Entry, Kernel, Library
+from vgfc.resolve.expr import ExprError
+from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, Library
 
 __all__ = ["KernelCheck", "check_library"]
 
@@ -87,8 +87,8 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
     import dataclasses
 
     from vgfc.diagnostics import ShaderError
-    from vgfc.kernels.bind import _define_text
     from vgfc.lower.shader import KIND_OF_DESCRIPTOR
+    from vgfc.resolve.bind import _define_text
     from vgfc.shader.glslang import CompileOptions, Language, compile_shader
     from vgfc.spirv.reflect import reflect
     from vgfc.spirv.spirv_tools import validate

@@ -23,10 +23,11 @@ from typing import Any
 
 from vgfc.diagnostics import InputError, Location
 from vgfc.dtypes import DType
-from vgfc.kernels.expr import Expr, ExprError
-from vgfc.kernels.params import TYPES, Field, Params
+from vgfc.resolve.expr import Expr, ExprError
+from vgfc.resolve.params import TYPES, Field, Params
 
 __all__ = [
+    "BUNDLED",
     "DIMENSIONS",
     "ArgMeta",
     "Compose",
@@ -38,8 +39,14 @@ __all__ = [
     "Resource",
     "Shader",
     "TensorRule",
+    "bundled_path",
+    "load_libraries",
     "load_library",
 ]
+
+BUNDLED = ("mediapipe",)
+"""Libraries shipped in the package (``vgfc/kernels/<name>/<name>.yaml``, data only), by the
+name ``--kernels`` takes."""
 
 DIMENSIONS = ("N", "H", "W", "C")
 """Names for the first output's dimensions in kernel expressions."""
@@ -708,3 +715,20 @@ class _Reader:
 def iter_entries(libraries: Sequence[Library]) -> Iterator[Entry]:
     for library in libraries:
         yield from library.entries.values()
+
+
+def bundled_path(name: str) -> Path:
+    """The file of a bundled library."""
+    return Path(__file__).resolve().parent.parent / "kernels" / name / f"{name}.yaml"
+
+
+def load_libraries(specs: Sequence[str | os.PathLike[str]]) -> tuple[Library, ...]:
+    """Each ``--kernels`` value: a bundled library's name or a file. Raises InputError."""
+    out = []
+    for spec in specs:
+        text = os.fspath(spec)
+        if text in BUNDLED and not Path(text).exists():
+            out.append(load_library(bundled_path(text), shown=text))
+        else:
+            out.append(load_library(text))
+    return tuple(out)

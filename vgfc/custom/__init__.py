@@ -1,1 +1,0 @@
-"""Custom operators: Vulkan shader attributes and the resource layout contract."""
