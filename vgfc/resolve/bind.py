@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ import numpy as np
 
 from vgfc.diagnostics import InputError, Location, UnsupportedError
 from vgfc.dtypes import DType, element_format, numpy_dtype
-from vgfc.ir import Graph, Operator, ShaderResource, ShaderSpec, Tensor
+from vgfc.ir import IMAGE_DESCRIPTORS, Graph, Operator, ShaderResource, ShaderSpec, Tensor
 from vgfc.resolve.expr import Expr, ExprError
 from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, TensorRule
 from vgfc.resolve.params import ParamError, decode_params
@@ -39,13 +39,6 @@ __all__ = ["Binding", "bind_op"]
 
 _TO_NHWC = (0, 2, 3, 1)
 _TO_NCHW = (0, 3, 1, 2)
-_IMAGES = frozenset(
-    {
-        "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
-        "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE",
-        "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
-    }
-)
 _KIND = {
     "VK_DESCRIPTOR_TYPE_TENSOR_ARM": "tensor",
     "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER": "buffer",
@@ -348,7 +341,7 @@ def _match(
             layout = layouts[0]
         view = _View(dtype, layout, notes=notes)
         resource = kernel.resources[name]
-        if resource.descriptor in _IMAGES:
+        if resource.descriptor in IMAGE_DESCRIPTORS:
             shape = _kernel_shape(tensor.shape or (), entry.layout, view)
             if shape and shape[-1] == 3:
                 if not convert:
@@ -391,85 +384,16 @@ def _build(
     before: list[Operator] = []
     after: list[Operator] = []
     kernel_names: dict[str, str] = {}
-    why = "inserted by kernel selection"
     for name in entry.inputs:
-        t, view = tensors[name], views[name]
-        current = t
-        if view.dtype is not t.dtype:
-            nxt = Tensor(fresh(f"{t.name}.{view.dtype.value.lower()}"), t.shape, view.dtype)
-            note = f"{why}: {t.dtype.value}->{view.dtype.value} for '{name}'"
-            before.append(_added(op, "CAST", (current.name,), (nxt.name,), {}, note))
-            new[nxt.name], current = nxt, nxt
-        if view.layout is not None and view.layout != entry.layout:
-            perm = _TO_NHWC if view.layout == "NHWC" else _TO_NCHW
-            shape = tuple((current.shape or ())[p] for p in perm)
-            nxt = Tensor(fresh(f"{t.name}.{view.layout.lower()}"), shape, current.dtype)
-            before.append(
-                _added(
-                    op,
-                    "TRANSPOSE",
-                    (current.name,),
-                    (nxt.name,),
-                    {"perms": perm},
-                    f"{why}: {entry.layout}->{view.layout} for '{name}'",
-                )
-            )
-            new[nxt.name], current = nxt, nxt
-        if view.pad:
-            shape = current.shape or ()
-            pads = _shape_const(fresh(f"{t.name}.padding"), [0] * (2 * len(shape) - 1) + [1])
-            value = _scalar_const(fresh(f"{t.name}.pad_value"), current.dtype)
-            nxt = Tensor(fresh(f"{t.name}.c4"), (*shape[:-1], 4), current.dtype)
-            for c in (pads, value):
-                new[c.name] = c
-                before.append(
-                    _added(op, "CONST_SHAPE" if c.is_shape else "CONST", (), (c.name,), {}, why)
-                )
-            before.append(
-                _added(op, "PAD", (current.name, pads.name, value.name), (nxt.name,), {}, why)
-            )
-            new[nxt.name], current = nxt, nxt
-        kernel_names[name] = current.name
+        kernel_names[name], ops = _converted(
+            op, name, tensors[name], views[name], entry, fresh, new
+        )
+        before.extend(ops)
     for name in entry.outputs:
-        t, view = tensors[name], views[name]
-        # Built from the model's output backwards: CAST, then TRANSPOSE, then SLICE.
-        current = t
-        chain: list[Operator] = []
-        if view.dtype is not t.dtype:
-            prev = Tensor(fresh(f"{t.name}.{view.dtype.value.lower()}"), t.shape, view.dtype)
-            note = f"{why}: {view.dtype.value}->{t.dtype.value} for '{name}'"
-            chain.append(_added(op, "CAST", (prev.name,), (current.name,), {}, note))
-            new[prev.name], current = prev, prev
-        if view.layout is not None and view.layout != entry.layout:
-            perm = _TO_NCHW if view.layout == "NHWC" else _TO_NHWC
-            back = _TO_NHWC if view.layout == "NHWC" else _TO_NCHW
-            shape = tuple((current.shape or ())[p] for p in back)
-            prev = Tensor(fresh(f"{t.name}.{view.layout.lower()}"), shape, current.dtype)
-            chain.append(
-                _added(
-                    op,
-                    "TRANSPOSE",
-                    (prev.name,),
-                    (current.name,),
-                    {"perms": perm},
-                    f"{why}: {view.layout}->{entry.layout} for '{name}'",
-                )
-            )
-            new[prev.name], current = prev, prev
-        if view.pad:
-            shape = current.shape or ()
-            start = _shape_const(fresh(f"{t.name}.start"), [0] * len(shape))
-            size = _shape_const(fresh(f"{t.name}.size"), list(shape))
-            prev = Tensor(fresh(f"{t.name}.c4"), (*shape[:-1], 4), current.dtype)
-            chain.append(
-                _added(op, "SLICE", (prev.name, start.name, size.name), (current.name,), {}, why)
-            )
-            for c in (start, size):
-                new[c.name] = c
-                chain.append(_added(op, "CONST_SHAPE", (), (c.name,), {}, why))
-            new[prev.name], current = prev, prev
-        kernel_names[name] = current.name
-        after.extend(reversed(chain))
+        kernel_names[name], ops = _converted(
+            op, name, tensors[name], views[name], entry, fresh, new, result=True
+        )
+        after.extend(ops)
     all_tensors = {**graph.tensors, **new}
     kernel_tensors = {n: all_tensors[kernel_names[n]] for n in entry.operands}
     spec = _spec(op, entry, kernel, kernel_tensors, params, where)
@@ -579,7 +503,7 @@ def _format(tensor: Tensor, descriptor: str, at: Location) -> str:
         scalar = element_format(tensor.dtype)
     except UnsupportedError as e:
         raise UnsupportedError(str(e.diagnostic.message), at) from None
-    if descriptor not in _IMAGES:
+    if descriptor not in IMAGE_DESCRIPTORS:
         return scalar
     channels = (tensor.shape or (1,))[-1]
     # VK_FORMAT_R32_SFLOAT -> VK_FORMAT_R32G32B32A32_SFLOAT for C = 4.
@@ -588,6 +512,120 @@ def _format(tensor: Tensor, descriptor: str, at: Location) -> str:
     if channels not in (1, 2, 4) or not bits.isdigit():
         return scalar  # the contract check says what is wrong
     return "VK_FORMAT_" + "".join(f"{c}{bits}" for c in "RGBA"[:channels]) + f"_{numeric}"
+
+
+# --- Conversions between the model's view of an operand and the kernel's ---------------------
+
+_WHY = "inserted by kernel selection"
+
+_Op = tuple[str, tuple[str, ...], str, dict[str, Any]]
+"""An op to insert: kind, inputs, output, attributes."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One conversion of an operand: the value the kernel sees (``near``), the ops that make it
+    from the model's value (an input) or the model's value from it (a result), in the order
+    they run, the constants they read, and the note the report shows."""
+
+    near: Tensor
+    ops: tuple[_Op, ...]
+    note: str
+    constants: tuple[Tensor, ...] = ()
+
+
+def _cast(t: Tensor, now: Tensor, view: _View, entry: Entry, result: bool, fresh: _Names) -> _Step:
+    near = Tensor(fresh(f"{t.name}.{view.dtype.value.lower()}"), now.shape, view.dtype)
+    if result:
+        return _Step(
+            near, (("CAST", (near.name,), now.name, {}),), f"{view.dtype.value}->{t.dtype.value}"
+        )
+    return _Step(
+        near, (("CAST", (now.name,), near.name, {}),), f"{t.dtype.value}->{view.dtype.value}"
+    )
+
+
+def _transpose(
+    t: Tensor, now: Tensor, view: _View, entry: Entry, result: bool, fresh: _Names
+) -> _Step:
+    assert view.layout is not None
+    perm, back = (_TO_NHWC, _TO_NCHW) if view.layout == "NHWC" else (_TO_NCHW, _TO_NHWC)
+    shape = tuple((now.shape or ())[p] for p in perm)
+    near = Tensor(fresh(f"{t.name}.{view.layout.lower()}"), shape, now.dtype)
+    if result:
+        op = ("TRANSPOSE", (near.name,), now.name, {"perms": back})
+        return _Step(near, (op,), f"{view.layout}->{entry.layout}")
+    op = ("TRANSPOSE", (now.name,), near.name, {"perms": perm})
+    return _Step(near, (op,), f"{entry.layout}->{view.layout}")
+
+
+def _pad(t: Tensor, now: Tensor, view: _View, entry: Entry, result: bool, fresh: _Names) -> _Step:
+    """C = 3 to 4 before an image resource (PAD), and back after it (SLICE)."""
+    shape = now.shape or ()
+    if result:
+        start = _shape_const(fresh(f"{t.name}.start"), [0] * len(shape))
+        size = _shape_const(fresh(f"{t.name}.size"), list(shape))
+        near = Tensor(fresh(f"{t.name}.c4"), (*shape[:-1], 4), now.dtype)
+        ops: tuple[_Op, ...] = (
+            ("CONST_SHAPE", (), size.name, {}),
+            ("CONST_SHAPE", (), start.name, {}),
+            ("SLICE", (near.name, start.name, size.name), now.name, {}),
+        )
+        return _Step(near, ops, "", (start, size))
+    pads = _shape_const(fresh(f"{t.name}.padding"), [0] * (2 * len(shape) - 1) + [1])
+    value = _scalar_const(fresh(f"{t.name}.pad_value"), now.dtype)
+    near = Tensor(fresh(f"{t.name}.c4"), (*shape[:-1], 4), now.dtype)
+    ops = (
+        ("CONST_SHAPE", (), pads.name, {}),
+        ("CONST", (), value.name, {}),
+        ("PAD", (now.name, pads.name, value.name), near.name, {}),
+    )
+    return _Step(near, ops, "", (pads, value))
+
+
+_CONVERSIONS: tuple[tuple[Callable[[Tensor, _View, Entry], bool], Callable[..., _Step]], ...] = (
+    (lambda t, view, entry: view.dtype is not t.dtype, _cast),
+    (lambda t, view, entry: view.layout is not None and view.layout != entry.layout, _transpose),
+    (lambda t, view, entry: view.pad, _pad),
+)
+"""The conversions kernel selection may insert, each with when it applies, in order from the
+model's value to the kernel's: run forward for an input, backward (last first) for a result."""
+
+
+def _converted(
+    op: Operator,
+    name: str,
+    t: Tensor,
+    view: _View,
+    entry: Entry,
+    fresh: _Names,
+    new: dict[str, Tensor],
+    *,
+    result: bool = False,
+) -> tuple[str, list[Operator]]:
+    """The tensor the kernel sees for operand ``name`` (the model's ``t``), and the ops that
+    convert to it (an input) or back from it (a result), in the order they run. The tensors
+    they add go into ``new``."""
+    now = t
+    steps: list[list[Operator]] = []
+    for applies, make in _CONVERSIONS:
+        if not applies(t, view, entry):
+            continue
+        step: _Step = make(t, now, view, entry, result, fresh)
+        for c in step.constants:
+            new[c.name] = c
+        new[step.near.name] = step.near
+        note = f"{_WHY}: {step.note} for '{name}'" if step.note else _WHY
+        steps.append(
+            [
+                _added(op, kind, inputs, (output,), attrs, note if inputs else _WHY)
+                for kind, inputs, output, attrs in step.ops
+            ]
+        )
+        now = step.near
+    if result:
+        steps.reverse()
+    return now.name, [o for ops in steps for o in ops]
 
 
 # --- Helpers ----------------------------------------------------------------------------------
