@@ -53,7 +53,7 @@ REAL = Path(__file__).resolve().parent / "data" / "real" / "tflite"
 def test_real_network_matches_the_tosa_reference_model(stack, tmp_path: Path) -> None:  # noqa: F811
     """A TFLite face detector from a PyPI wheel, converted to TOSA: 230 operators (CONV2D,
     DEPTHWISE_CONV2D, PAD, MAX_POOL2D, CAST fp16, ...), compiled by vgfc, run on the CPU."""
-    from vgfc.numeric import compare, random_inputs, tosa_reference_outputs
+    from vgfc.runner.numeric import compare, random_inputs, tosa_reference_outputs
 
     model = REAL / "face_detection_short_range.tosa"
     result = compile_model(model)

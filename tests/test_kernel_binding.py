@@ -74,7 +74,7 @@ def stack() -> object:
 
 @pytest.fixture(scope="session")
 def reference_model() -> None:
-    from vgfc.numeric import _program
+    from vgfc.runner.numeric import _program
 
     try:
         _program("tosa_reference_model", "tosa-tools")
@@ -234,8 +234,8 @@ def graph_to_tosa(graph: Graph) -> bytes:
 def reference_outputs(
     graph: Graph, tmp_path: Path, inputs: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
-    from vgfc.numeric import tosa_reference_outputs
     from vgfc.read.reader import load
+    from vgfc.runner.numeric import tosa_reference_outputs
 
     path = tmp_path / "expanded.tosa"
     path.write_bytes(graph_to_tosa(graph))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vgfc.numeric import compare
+from vgfc.runner.numeric import compare
 
 
 def test_nan_matches_nan_but_not_a_number() -> None:

@@ -14,7 +14,7 @@ import pytest
 from samples_module import SAMPLES_DIR
 from test_check import COPY, attrs, model
 
-from vgfc.cli.target import TARGET_NAMES
+from vgfc.cli.options import TARGET_NAMES
 from vgfc.compiler import Options, compile_model
 from vgfc.vgf.model import Model, ModuleType
 from vgfc.vgf.profiles import PROFILES, TARGETS, violations

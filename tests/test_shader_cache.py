@@ -462,15 +462,13 @@ def test_workers_per_model(
 
 def test_models_compiled_at_once_share_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
     """vgfc compile -j 4 on 16 idle CPUs: each worker starts at most 3 shader workers, not 15."""
-    from vgfc.cli.batch import _worker_started
+    from vgfc.batch import _share_cpus
 
     monkeypatch.setattr(build, "_cpus", lambda: 16)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(build, "_models_at_once", 1)
     assert build._lanes(1000) == 15
-    monkeypatch.setattr("atexit._clear", lambda: None)  # the worker set-up, minus its exit hooks
-    monkeypatch.setattr("multiprocessing.util.Finalize", lambda *args, **kwargs: None)
-    _worker_started(4)
+    _share_cpus(4)()  # a batch worker's set-up
     assert build._lanes(1000) == 3
     build.share_cpus(32)
     assert build._lanes(1000) == 1  # never fewer than one

@@ -17,8 +17,8 @@ import pytest
 from test_check import attrs, model, where
 
 from vgfc.diagnostics import ShaderError
+from vgfc.processes import Worker
 from vgfc.shader import glslang
-from vgfc.shader.bounded import Worker
 from vgfc.shader.glslang import DEFAULT_TIMEOUT, CompileOptions, Language, compile_shader
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
@@ -176,7 +176,7 @@ def test_memory_bomb_stops_at_the_cap() -> None:
 
 @pytest.fixture
 def worker():
-    w = Worker()
+    w = glslang.new_worker(load=False)
     yield w
     w.close()
 

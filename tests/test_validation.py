@@ -289,8 +289,8 @@ def test_log_parsing(tmp_path: Path) -> None:
 
 def test_verify_names_the_model_not_its_temporary_vgf(monkeypatch: pytest.MonkeyPatch) -> None:
     import vgfc.runner
-    from vgfc.numeric import random_inputs
-    from vgfc.oracle import verify_numbers
+    from vgfc.runner.numeric import random_inputs
+    from vgfc.runner.oracle import verify_numbers
 
     def fails(path: Path, *args: object, **kwargs: object) -> None:
         raise VgfcError("Vulkan validation reported 1 message(s)", file=str(path))

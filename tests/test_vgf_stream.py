@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from test_vgf_model import RICH, models
 
-from vgfc.cli.support import write_atomically
 from vgfc.compiler import Options, compile_model
 from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import DType
+from vgfc.files import write_atomically
 from vgfc.spirv.tensors import constant_buffer, constant_bytes
 from vgfc.vgf import encode as encoder
 from vgfc.vgf.decode import decode

@@ -3,6 +3,7 @@
 Library entry points::
 
     import vgfc
+    vgfc.compile("model.tosa", "model.vgf", kernels=["ops.yaml"])  # as `vgfc compile`
     graph = vgfc.load("model.tosa")   # read and verify
     plan = vgfc.partition(graph)      # ML and shader partitions
 
@@ -26,17 +27,31 @@ to import (type checkers take any ``TYPE_CHECKING`` name as true)."""
 if TYPE_CHECKING:
     from typing import Any
 
+    from vgfc.compiler import Compilation, compile
     from vgfc.diagnostics import VgfcError
     from vgfc.ir import Graph
     from vgfc.partition import Plan, partition
     from vgfc.read import loads
     from vgfc.verify import verify
 
-__all__ = ["Graph", "Plan", "VgfcError", "__version__", "load", "loads", "partition", "verify"]
+__all__ = [
+    "Compilation",
+    "Graph",
+    "Plan",
+    "VgfcError",
+    "__version__",
+    "compile",
+    "load",
+    "loads",
+    "partition",
+    "verify",
+]
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Compilation": "vgfc.compiler",
+    "compile": "vgfc.compiler",
     "Graph": "vgfc.ir",
     "Plan": "vgfc.partition",
     "VgfcError": "vgfc.diagnostics",

@@ -1,14 +1,21 @@
-"""The compile pipeline: one direction, each stage a function of the one before.
+"""The spine: the compile pipeline as data, one direction, each stage a function of the one before.
 
     bytes --read--> Graph --verify--> Graph --resolve--> Graph (custom ops bound)
           --partition--> Plan --lower--> one module per partition
-          --layout--> vgf.Model --encode--> VGF bytes
+          --layout--> vgf.Model --encode--> VGF bytes, a file or a stream (+ report)
 
-``vgfc compile`` runs every stage and stops at the first error. ``vgfc check`` is the same
-pipeline stopped after ``layout`` with ``keep_going``: every op and partition is still checked,
-each one's first error is collected, and nothing is encoded or written. The two therefore never
-disagree about a model. Each stage is timed; the result keeps every intermediate value so the
-report and tests can look at any of them.
+:data:`PIPELINE` is a tuple of named stages. Every command runs it through :func:`compile_model`:
+``vgfc compile`` (one model or a batch) and ``vgfc-model-converter`` to the end with a file or
+stream :class:`Sink`, ``vgfc check`` stopped after ``layout`` (or ``--stop-after STAGE``) with
+``keep_going``, ``vgfc partition --kernels`` after ``partition``, ``vgfc verify`` and the library
+API (:func:`vgfc.compile`) with bytes. So no two commands can disagree about a model, and the
+time of every stage, encode included, is measured in one place. The result keeps every
+intermediate value, so the report and the tests can look at any of them.
+
+With ``keep_going`` each stage collects its errors instead of raising the first: resolve and
+lower check every op and partition they can, and the stages after the first one that failed do
+not run. ``vgfc check`` reports one error per broken op that way, and its first error is always
+the one ``vgfc compile`` stops at.
 """
 
 from __future__ import annotations
@@ -16,9 +23,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from vgfc.diagnostics import Diagnostic, Severity, VgfcError
 from vgfc.ir import Graph
@@ -27,20 +35,30 @@ from vgfc.shader.options import CompileOptions
 from vgfc.vgf.model import Model
 
 if TYPE_CHECKING:
-    from vgfc.lower import LoweredModule
+    from vgfc.lower import Lowered, LoweredModule
+    from vgfc.resolve import Resolution
     from vgfc.resolve.library import Library
 
-__all__ = ["STAGES", "Compilation", "Options", "compile_model"]
-
-T = TypeVar("T")
-
-STAGES = ("read", "verify", "resolve", "partition", "lower", "layout", "encode")
-"""The stages in pipeline order; ``stop_after`` names one of them."""
+__all__ = [
+    "PIPELINE",
+    "STAGES",
+    "Compilation",
+    "Options",
+    "Sink",
+    "Stage",
+    "ToBytes",
+    "ToFile",
+    "ToStream",
+    "compile",
+    "compile_model",
+    "compile_to",
+    "make_options",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """What ``vgfc compile`` can be asked to do differently."""
+    """What a compile can be asked to do differently (the command line's compile options)."""
 
     shader: CompileOptions = field(default_factory=CompileOptions)
     keep_source: bool = False
@@ -53,6 +71,38 @@ class Options:
     auto_convert: bool = True
     """Let kernel selection insert CAST/TRANSPOSE/PAD/SLICE around a custom op; off, a kernel
     that needs one is an error (``--no-auto-convert``)."""
+    replicated_composites: bool = True
+    """Allow modules that need VK_EXT_shader_replicated_composites; off, such a module is an
+    error (``vgfc-model-converter --disable-replicated-composites``)."""
+
+
+# -- where the encoded VGF goes ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToBytes:
+    """Keep the VGF in :attr:`Compilation.vgf`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToFile:
+    """Stream the VGF to ``path`` atomically (constants go from the mapped input to disk without
+    a copy in memory), and write the JSON report to ``report`` first: on any error, neither the
+    VGF nor the report replaces what was there."""
+
+    path: Path
+    report: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToStream:
+    """Write the VGF to an open binary stream (``vgfc-model-converter -o -``)."""
+
+    stream: BinaryIO
+
+
+Sink = ToBytes | ToFile | ToStream
+"""Where the encode stage puts the VGF."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +119,9 @@ class Compilation:
     bindings: dict[str, int] = field(default_factory=dict)
     """Logical binding id of every value that crosses a partition."""
     vgf: bytes | None = None
+    """The VGF, when the sink was :class:`ToBytes`."""
+    size: int | None = None
+    """Bytes of the VGF encoded (to any sink)."""
     diagnostics: tuple[Diagnostic, ...] = ()
     """Warnings, and with ``keep_going`` the errors, in pipeline order."""
     timings: tuple[tuple[str, float], ...] = ()
@@ -86,201 +139,329 @@ class Compilation:
 
 
 class _Run:
-    """Times each stage, reports it, and keeps or raises its errors."""
+    """One pass through the pipeline: what the stages produced so far, their diagnostics and
+    timings, and whether errors are raised or kept."""
 
-    def __init__(self, on_stage: Callable[[str], None] | None, keep_going: bool) -> None:
-        self.on_stage = on_stage
+    def __init__(
+        self,
+        source: str | os.PathLike[str],
+        options: Options,
+        sink: Sink,
+        keep_going: bool,
+    ) -> None:
+        self.source = source
+        self.options = options
+        self.sink = sink
         self.keep_going = keep_going
         self.timings: list[tuple[str, float]] = []
         self.diagnostics: list[Diagnostic] = []
         self.result = Compilation()
+        # Between stages, beside what the result keeps:
+        self.order: tuple[int, ...] = ()
+        self.resolution: Resolution | None = None
+        self.stage_started = 0.0
 
     def keep(self, **produced: Any) -> None:
         """Record what a stage produced, for the result."""
         self.result = dataclasses.replace(self.result, **produced)
 
-    def __call__(self, name: str, fn: Callable[[], T]) -> T:
-        if self.on_stage is not None:
-            self.on_stage(name)
-        start = time.perf_counter()
-        try:
-            return fn()
-        finally:
-            self.timings.append((name, time.perf_counter() - start))
+    def fail(self, error: VgfcError) -> None:
+        """An error of a stage that can go on past it: raised, or kept with ``keep_going``."""
+        if not self.keep_going:
+            raise error
+        self.diagnostics.append(error.diagnostic)
 
     @property
     def failed(self) -> bool:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
+    def finished(self) -> Compilation:
+        return dataclasses.replace(
+            self.result, diagnostics=tuple(self.diagnostics), timings=tuple(self.timings)
+        )
+
+
+# -- the stages --------------------------------------------------------------------------------
+
+
+def _read(run: _Run) -> bool:
+    from vgfc.read import load
+
+    run.keep(graph=load(run.source))
+    return True
+
+
+def _verify(run: _Run) -> bool:
+    from vgfc.verify import verify
+
+    assert run.result.graph is not None
+    run.order = verify(run.result.graph)
+    return True
+
+
+def _resolve(run: _Run) -> bool:
+    from vgfc.resolve import resolve
+
+    assert run.result.graph is not None
+    resolution = resolve(
+        run.result.graph,
+        run.order,
+        keep_going=run.keep_going,
+        libraries=run.options.libraries,
+        auto_convert=run.options.auto_convert,
+    )
+    run.resolution = resolution
+    run.order = resolution.order
+    run.diagnostics.extend(resolution.diagnostics)
+    run.keep(graph=resolution.graph, kernels=resolution.kernels)
+    return True
+
+
+def _partition(run: _Run) -> bool:
+    from vgfc.partition import partition
+
+    assert run.result.graph is not None
+    run.keep(plan=partition(run.result.graph, run.order))
+    return True
+
+
+def _lower(run: _Run) -> bool:
+    from vgfc.lower import lower
+    from vgfc.resolve import in_library
+    from vgfc.vgf.layout import logical_bindings
+
+    graph, plan = run.result.graph, run.result.plan
+    assert graph is not None and plan is not None
+    bindings = logical_bindings(graph, plan)
+    run.keep(bindings=bindings)
+    failed = run.resolution.failed if run.resolution is not None else frozenset()
+    try:
+        lowered: Lowered = lower(
+            graph, plan, bindings, run.options.shader, keep_going=run.keep_going, skip=failed
+        )
+    except VgfcError as e:
+        d = in_library(graph, e.diagnostic)
+        if d is e.diagnostic:
+            raise
+        raise type(e)(d.message, d.location, excerpt=d.excerpt) from None
+    run.diagnostics.extend(in_library(graph, d) for d in lowered.diagnostics)
+    run.keep(modules=lowered.modules)
+    return not run.failed
+
+
+def _layout(run: _Run) -> bool:
+    from vgfc.vgf.layout import layout
+    from vgfc.vgf.profiles import replicated_composites_errors, target_errors
+
+    graph, plan = run.result.graph, run.result.plan
+    assert graph is not None and plan is not None
+    modules = [m for m in run.result.modules if m is not None]
+    model = layout(graph, plan, modules, run.result.bindings, keep_source=run.options.keep_source)
+    run.keep(model=model)
+    for error in target_errors(graph, plan, model, run.options.target):
+        run.fail(error)
+    if not run.options.replicated_composites:
+        for error in replicated_composites_errors(model, os.fspath(run.source)):
+            run.fail(error)
+    return not run.failed
+
+
+def _encode(run: _Run) -> bool:
+    from vgfc.vgf.encode import encode, encode_to
+
+    model, sink = run.result.model, run.sink
+    assert model is not None
+    if isinstance(sink, ToBytes):
+        data = encode(model)
+        run.keep(vgf=data, size=len(data))
+    elif isinstance(sink, ToStream):
+        run.keep(size=encode_to(model, sink.stream))
+    else:
+        _write(run, model, sink)
+    return True
+
+
+def _write(run: _Run, model: Model, sink: ToFile) -> None:
+    """Stream the VGF to ``sink.path``; the report, which records the file's size, SHA-256 and
+    the time of every stage up to here, is written before the VGF takes its place."""
+    from vgfc.files import write_atomically
+    from vgfc.vgf.encode import encode_to
+
+    def write(file: BinaryIO) -> None:
+        digest = None
+        if sink.report is not None:
+            import hashlib
+
+            digest = hashlib.sha256()
+        size = encode_to(model, file, digest)
+        run.keep(size=size)
+        if sink.report is not None and digest is not None:
+            import json
+
+            from vgfc.report import compile_report
+
+            elapsed = ("encode", time.perf_counter() - run.stage_started)
+            done = dataclasses.replace(run.finished(), timings=(*run.timings, elapsed))
+            doc = compile_report(done, str(sink.path), written=(size, digest.hexdigest()))
+            write_atomically(sink.report, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
+
+    write_atomically(sink.path, write)
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One stage of the pipeline: its name and what it does to the run. ``run`` returns False
+    when the stages after it must not run (an error kept with ``keep_going``)."""
+
+    name: str
+    run: Callable[[_Run], bool]
+
+
+PIPELINE: tuple[Stage, ...] = (
+    Stage("read", _read),
+    Stage("verify", _verify),
+    Stage("resolve", _resolve),
+    Stage("partition", _partition),
+    Stage("lower", _lower),
+    Stage("layout", _layout),
+    Stage("encode", _encode),
+)
+"""The stages in pipeline order."""
+
+STAGES = tuple(stage.name for stage in PIPELINE)
+"""The stages' names, in order; ``stop_after`` (``--stop-after``) names one of them."""
+
 
 def compile_model(
-    path: str | os.PathLike[str],
+    source: str | os.PathLike[str],
     options: Options | None = None,
     on_stage: Callable[[str], None] | None = None,
     *,
     stop_after: str = "encode",
     keep_going: bool = False,
+    sink: Sink | None = None,
 ) -> Compilation:
-    """Compile a ``.tosa`` file to VGF bytes (nothing is written).
+    """Run the pipeline on the ``.tosa`` file ``source``, up to and including ``stop_after``
+    (see :data:`STAGES`); the encode stage puts the VGF where ``sink`` says (by default, in
+    :attr:`Compilation.vgf`). ``on_stage`` is told each stage's name as it starts.
 
     Raises the first :class:`VgfcError` unless ``keep_going``; then every error is in
-    ``diagnostics`` and the stages after the first failing one do not run (except that resolve
-    and lower check every op and partition they can). ``stop_after`` ends the pipeline after
-    the named stage (see :data:`STAGES`).
+    ``diagnostics``, and the stages after the first failing one do not run.
     """
     if stop_after not in STAGES:
         raise ValueError(f"stop_after must be one of {', '.join(STAGES)}, not {stop_after!r}")
-    last = STAGES.index(stop_after)
-    options = options or Options()
-    run = _Run(on_stage, keep_going)
-    try:
-        _pipeline(path, options, run, last)
-    except VgfcError as e:
-        if not keep_going:
-            raise
-        run.diagnostics.append(e.diagnostic)
-    return dataclasses.replace(
-        run.result, diagnostics=tuple(run.diagnostics), timings=tuple(run.timings)
-    )
-
-
-def _check_target(graph: Graph, plan: Plan, model: Model, target: str, run: _Run) -> None:
-    """The rules of the runtime the file is for, each violation an error at the op (for a
-    shader segment) or the segment it is about."""
-    from vgfc.diagnostics import Location, UnsupportedError
-    from vgfc.partition import PartitionKind
-    from vgfc.vgf.profiles import violations
-
-    for v in violations(model, target):
-        where = Location(file=graph.source)
-        message = v.message
-        if v.segment is not None:
-            segment = model.segments[v.segment]
-            p = plan.partitions[v.segment]
-            if p.kind is PartitionKind.SHADER:
-                where = graph.operators[p.operators[0]].where(graph.source)
-            message = f"segment {v.segment} '{segment.name}': {message}"
-        error = UnsupportedError(message, where)
-        if not run.keep_going:
-            raise error
-        run.diagnostics.append(error.diagnostic)
-
-
-def _from_library(graph: Graph, d: Diagnostic) -> Diagnostic:
-    """A shader diagnostic of a kernel-library op, pointed at the library's kernel: the
-    attribute keys it would name (``shader_code``, ``output_0_binding``) are not the op's."""
-    loc = d.location
-    if loc.op_index is None:
-        return d
-    spec = next(
-        (
-            op.shader
-            for op in graph.operators
-            if op.shader is not None
-            and op.shader.origin is not None
-            and op.file_index == loc.op_index
-            and op.op == loc.op
-        ),
-        None,
-    )
-    if spec is None or spec.origin is None:
-        return d
-    key = spec.origin
-    if loc.key:
-        # input_0_binding -> resources.x; shader_code -> shader.file
-        detail = "shader.file" if loc.key == "shader_code" else loc.key
-        for prefix, name in spec.operand_names:
-            if loc.key.startswith(prefix + "_"):
-                detail = f"resources.{name}"
-        key = f"{key}: {detail}"
-    return dataclasses.replace(d, location=dataclasses.replace(loc, key=key))
-
-
-def _pipeline(
-    path: str | os.PathLike[str],
-    options: Options,
-    run: _Run,
-    last: int,
-) -> None:
-    from vgfc.partition import partition
-    from vgfc.read import load
-    from vgfc.resolve import resolve
-    from vgfc.verify import verify
-
-    def done(stage: str) -> bool:
-        return STAGES.index(stage) >= last
-
-    graph = run("read", lambda: load(path))
-    run.keep(graph=graph)
-    if done("read"):
-        return
-    order = run("verify", lambda: verify(graph))
-    if done("verify"):
-        return
-    resolution = run(
-        "resolve",
-        lambda: resolve(
-            graph,
-            keep_going=run.keep_going,
-            libraries=options.libraries,
-            auto_convert=options.auto_convert,
-        ),
-    )
-    run.diagnostics.extend(resolution.diagnostics)
-    graph = resolution.graph
-    run.keep(graph=graph, kernels=resolution.kernels)
-    if resolution.renumbered:
-        from vgfc.verify import topological_order
-
-        order = tuple(op.index for op in topological_order(graph))
-    if done("resolve"):
-        return
-    plan = run("partition", lambda: partition(graph, order))
-    run.keep(plan=plan)
-    if done("partition"):
-        return
-    from vgfc.lower import Lowered, lower
-    from vgfc.vgf.layout import logical_bindings
-
-    bindings = logical_bindings(graph, plan)
-    run.keep(bindings=bindings)
-
-    def lower_all() -> Lowered:
+    run = _Run(source, options or Options(), sink or ToBytes(), keep_going)
+    for stage in PIPELINE[: STAGES.index(stop_after) + 1]:
+        if on_stage is not None:
+            on_stage(stage.name)
+        run.stage_started = time.perf_counter()
         try:
-            return lower(
-                graph,
-                plan,
-                bindings,
-                options.shader,
-                keep_going=run.keep_going,
-                skip=resolution.failed,
-            )
+            go_on = stage.run(run)
         except VgfcError as e:
-            d = _from_library(graph, e.diagnostic)
-            if d is e.diagnostic:
+            if not keep_going:
                 raise
-            raise type(e)(d.message, d.location, excerpt=d.excerpt) from None
+            run.diagnostics.append(e.diagnostic)
+            go_on = False
+        finally:
+            run.timings.append((stage.name, time.perf_counter() - run.stage_started))
+        if not go_on:
+            break
+    return run.finished()
 
-    lowered = run("lower", lower_all)
-    run.diagnostics.extend(_from_library(graph, d) for d in lowered.diagnostics)
-    run.keep(modules=lowered.modules)
-    if done("lower") or run.failed:
-        return
-    from vgfc.vgf.layout import layout
 
-    modules = [m for m in lowered.modules if m is not None]
+def compile_to(
+    source: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    report: str | os.PathLike[str] | None = None,
+    options: Options | None = None,
+    on_stage: Callable[[str], None] | None = None,
+) -> Compilation:
+    """Compile ``source`` and write the VGF to ``output`` (and the JSON report to ``report``),
+    each atomically. Raises the first :class:`VgfcError`; then no file has been written, and
+    existing ones are left as they were."""
+    sink = ToFile(Path(output), Path(report) if report is not None else None)
+    return compile_model(source, options, on_stage, sink=sink)
 
-    def lay_out() -> Model:
-        laid_out = layout(graph, plan, modules, bindings, keep_source=options.keep_source)
-        run.keep(model=laid_out)
-        _check_target(graph, plan, laid_out, options.target, run)
-        return laid_out
 
-    model = run("layout", lay_out)
-    if run.failed:
-        return
-    if done("layout"):
-        return
-    from vgfc.vgf.encode import encode
+TARGET_ENVS = ("vulkan1.1", "vulkan1.2", "vulkan1.3")
+"""The Vulkan environments shaders can be compiled and validated for (``--target-env``)."""
 
-    run.keep(vgf=run("encode", lambda: encode(model)))
+
+def make_options(
+    *,
+    kernels: Iterable[str | os.PathLike[str]] = (),
+    target: str = "scenario-runner",
+    include_dirs: Iterable[str | os.PathLike[str]] = (),
+    defines: Mapping[str, str] | Iterable[str] = (),
+    target_env: str = "vulkan1.3",
+    shader_timeout: float | None = None,
+    cache: bool = True,
+    keep_source: bool = False,
+    auto_convert: bool = True,
+) -> Options:
+    """:class:`Options` from the values the command line takes, checked as it checks them:
+    ``kernels`` (``--kernels``: files or bundled names, read and checked here), ``target``,
+    ``include_dirs`` (``-I``), ``defines`` (``-D``: ``NAME=VALUE`` strings or a mapping),
+    ``target_env``, ``shader_timeout`` (seconds, 0 for none; default 5), ``cache``
+    (``--no-cache`` is False), ``keep_source``, ``auto_convert`` (``--no-auto-convert`` is
+    False). Raises ValueError for a value the command line would refuse as a usage error, and
+    :class:`VgfcError` for a kernel library that is wrong."""
+    import math
+
+    from vgfc.shader.options import DEFAULT_TIMEOUT
+    from vgfc.vgf.profiles import TARGETS
+
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
+    if target_env not in TARGET_ENVS:
+        raise ValueError(f"target_env must be one of {', '.join(TARGET_ENVS)}, not {target_env!r}")
+    timeout = DEFAULT_TIMEOUT if shader_timeout is None else float(shader_timeout)
+    if math.isnan(timeout) or timeout < 0:
+        raise ValueError(f"shader_timeout must be 0 or more seconds, not {shader_timeout!r}")
+    items = (
+        defines.items()
+        if isinstance(defines, Mapping)
+        else ((d.partition("=")[0], d.partition("=")[2]) for d in defines)
+    )
+    pairs = []
+    for name, value in items:
+        if not name.isidentifier():
+            raise ValueError(f"'{name}={value}' is not NAME or NAME=VALUE")
+        pairs.append((name, value or "1"))
+    libraries: tuple[Library, ...] = ()
+    names = tuple(kernels)
+    if names:
+        from vgfc.resolve.library import load_libraries
+
+        libraries = load_libraries(names)
+    shader = CompileOptions(
+        target_env=target_env,
+        include_dirs=tuple(os.fspath(p) for p in include_dirs),
+        defines=tuple(pairs),
+        timeout=timeout,
+        cache=cache,
+    )
+    return Options(shader, keep_source, target, libraries, auto_convert)
+
+
+def compile(  # vgfc.compile, as the command is vgfc compile
+    model: str | os.PathLike[str],
+    output: str | os.PathLike[str] | None = None,
+    *,
+    report: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> Compilation:
+    """``vgfc compile`` in this process, for tools that are Python already.
+
+    Compiles ``model``; with ``output`` writes the VGF there (atomically, and the JSON report to
+    ``report``), else keeps it in :attr:`Compilation.vgf`. ``options`` are those of
+    :func:`make_options` (``kernels``, ``target``, ``include_dirs``, ``defines``,
+    ``target_env``, ``shader_timeout``, ``cache``, ``keep_source``, ``auto_convert``). Raises
+    :class:`VgfcError` for the errors the command exits 1 with (the same messages), ValueError
+    for a usage error. Warnings are in :attr:`Compilation.warnings`."""
+    settings = make_options(**options)
+    if output is None:
+        if report is not None:
+            raise ValueError("a report needs an output file")
+        return compile_model(model, settings)
+    return compile_to(model, output, report, settings)

@@ -47,7 +47,7 @@ HANG_S = 30
 deadline, reported as a finding, is shorter)."""
 MAX_LEN = 2 << 20
 RSS_LIMIT_MB = 8192
-_SKIP_MODULES = ("vgfc.cli", "vgfc.runner", "vgfc.oracle", "vgfc.numeric")
+_SKIP_MODULES = ("vgfc.cli", "vgfc.runner", "vgfc.runner.oracle", "vgfc.runner.numeric")
 _SLOW = {"glsl-macro-expansion-exceeds-timeout.tosa"}
 """Regression files that take seconds each: as seeds, every mutant of them would too."""
 

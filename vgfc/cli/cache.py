@@ -7,7 +7,8 @@ import time
 
 import click
 
-from vgfc.cli.support import FiniteFloat, handle_errors
+from vgfc.cli.options import FiniteFloat
+from vgfc.cli.support import handle_errors
 
 __all__ = ["cache"]
 

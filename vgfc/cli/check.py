@@ -5,23 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from vgfc.cli.support import (
-    EXIT_ERROR,
-    compile_options,
-    escape,
-    handle_errors,
-    kernel_options,
-    load_kernels,
-    model_argument,
-    print_diagnostic,
-    shader_options,
-    stderr_console,
-)
-from vgfc.cli.target import target_option
+from vgfc.cli.options import compile_options, model_argument
+from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_diagnostic, stderr_console
+from vgfc.compiler import STAGES
+
+if TYPE_CHECKING:
+    from vgfc.compiler import Options
 
 __all__ = ["check"]
 
@@ -29,20 +22,16 @@ __all__ = ["check"]
 @click.command("check")
 @model_argument
 @click.option("--json", "as_json", is_flag=True, help="Print the diagnostics as JSON.")
-@target_option
-@kernel_options
-@shader_options
+@click.option(
+    "--stop-after",
+    type=click.Choice(STAGES),
+    default="layout",
+    show_default=True,
+    help="Run the pipeline up to this stage (encode: also encode the VGF, in memory).",
+)
+@compile_options
 @handle_errors
-def check(
-    model: Path,
-    as_json: bool,
-    target: str,
-    kernels: tuple[str, ...],
-    no_auto_convert: bool,
-    include_dirs: tuple[Path, ...],
-    defines: tuple[str, ...],
-    target_env: str,
-) -> None:
+def check(model: Path, as_json: bool, stop_after: str, options: Options) -> None:
     """Run every check `vgfc compile` runs on MODEL, writing nothing.
 
     The same pipeline as compile (read, verify, resolve, partition, lower, layout), stopped
@@ -57,29 +46,23 @@ def check(
     """
     from rich.console import Console
 
-    from vgfc.compiler import Options, compile_model
+    from vgfc.compiler import compile_model
     from vgfc.lower.shader import ShaderModule
 
-    options = Options(
-        compile_options(include_dirs, defines, target_env),
-        target=target,
-        libraries=load_kernels(kernels),
-        auto_convert=not no_auto_convert,
-    )
-    result = compile_model(model, options, stop_after="layout", keep_going=True)
+    result = compile_model(model, options, stop_after=stop_after, keep_going=True)
     diagnostics = result.diagnostics
     errors = result.errors
     summary: dict[str, Any] = {}
     graph = result.graph
-    if graph is not None and result.plan is not None:
-        summary = {
-            "operators": len(graph.operators),
-            "partitions": len(result.plan.partitions),
-            "shaders": sum(op.is_shader for op in graph.operators),
-            "shaders_compiled": sum(
-                isinstance(m, ShaderModule) and m.spirv is not None for m in result.modules
-            ),
-        }
+    if graph is not None:
+        summary["operators"] = len(graph.operators)
+    if result.plan is not None:
+        summary["partitions"] = len(result.plan.partitions)
+    if graph is not None and STAGES.index(stop_after) >= STAGES.index("lower"):
+        summary["shaders"] = sum(op.is_shader for op in graph.operators)
+        summary["shaders_compiled"] = sum(
+            isinstance(m, ShaderModule) and m.spirv is not None for m in result.modules
+        )
     if as_json:
         doc = {
             "model": str(model),
@@ -96,12 +79,26 @@ def check(
             print_diagnostic(console, d)
         if not errors:
             Console(highlight=False, soft_wrap=True).print(
-                escape(
-                    f"{model}: ok: {summary['operators']} operators, {summary['partitions']} "
-                    f"partitions, {summary['shaders_compiled']} of {summary['shaders']} shaders "
-                    "compiled and checked"
-                    + (f", {len(diagnostics)} warning(s)" if diagnostics else "")
-                )
+                escape(_ok_line(model, summary, stop_after, len(diagnostics)))
             )
     if errors:
         sys.exit(EXIT_ERROR)
+
+
+def _ok_line(model: Path, summary: dict[str, Any], stop_after: str, warnings: int) -> str:
+    """``model.tosa: ok: 7 operators, 3 partitions, 2 of 2 shaders compiled and checked``."""
+    parts = []
+    if "operators" in summary:
+        parts.append(f"{summary['operators']} operators")
+    if "partitions" in summary:
+        parts.append(f"{summary['partitions']} partitions")
+    if "shaders" in summary:
+        parts.append(
+            f"{summary['shaders_compiled']} of {summary['shaders']} shaders compiled and checked"
+        )
+    if warnings:
+        parts.append(f"{warnings} warning(s)")
+    line = f"{model}: ok: {', '.join(parts)}"
+    if stop_after not in ("layout", "encode"):
+        line += f" (stopped after {stop_after})"
+    return line

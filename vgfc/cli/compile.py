@@ -9,22 +9,18 @@ from typing import TYPE_CHECKING
 
 import click
 
+from vgfc.cli.options import compile_options
 from vgfc.cli.support import (
     EXIT_ERROR,
     EXIT_INTERNAL,
-    compile_options,
     escape,
     handle_errors,
-    kernel_options,
-    load_kernels,
     print_diagnostic,
-    shader_options,
     stderr_console,
 )
-from vgfc.cli.target import target_option
 
 if TYPE_CHECKING:
-    from vgfc.cli.batch import Job, Outcome
+    from vgfc.batch import Job, Outcome
     from vgfc.compiler import Options
 
 __all__ = ["compile_command"]
@@ -73,7 +69,6 @@ REPORT_NEXT_TO_OUTPUT = ""
     help="Store GLSL/HLSL source in compute modules instead of the compiled SPIR-V "
     "(the shaders are still compiled and checked).",
 )
-@target_option
 @click.option(
     "-j",
     "--jobs",
@@ -98,8 +93,7 @@ REPORT_NEXT_TO_OUTPUT = ""
     is_flag=True,
     help="Print nothing but errors and warnings (and the --json list).",
 )
-@kernel_options
-@shader_options
+@compile_options
 @handle_errors
 def compile_command(
     models: tuple[Path, ...],
@@ -107,15 +101,10 @@ def compile_command(
     output_dir: Path | None,
     report: str | None,
     keep_source: bool,
-    target: str,
     jobs: int,
     as_json: bool,
     quiet: bool,
-    kernels: tuple[str, ...],
-    no_auto_convert: bool,
-    include_dirs: tuple[Path, ...],
-    defines: tuple[str, ...],
-    target_env: str,
+    options: Options,
 ) -> None:
     """Compile MODEL into one VGF file, or many models in one run.
 
@@ -160,15 +149,10 @@ def compile_command(
         )
     batch = len(models) > 1 or output_dir is not None or as_json
     job_list = _jobs(models, output, output_dir, report)
-    from vgfc.compiler import Options
+    if keep_source:
+        import dataclasses
 
-    options = Options(
-        compile_options(include_dirs, defines, target_env),
-        keep_source,
-        target,
-        libraries=load_kernels(kernels),
-        auto_convert=not no_auto_convert,
-    )
+        options = dataclasses.replace(options, keep_source=True)
     if batch:
         if output_dir is not None:
             try:
@@ -200,7 +184,7 @@ def _jobs(
     models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
 ) -> list[Job]:
     """Where each model's files go; two models that would write one file are a usage error."""
-    from vgfc.cli.batch import Job
+    from vgfc.batch import Job
 
     jobs = []
     writers: dict[Path, Path] = {}
@@ -254,10 +238,10 @@ there are (a terminal shows no more at once, and rich takes about a millisecond 
 
 def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
     """One model: errors end the command (``handle_errors``); a table of the segments."""
-    from vgfc.cli.batch import compile_to
+    from vgfc.compiler import compile_to
 
     if quiet:  # nothing printed but warnings: rich is not even imported unless there are some
-        result = compile_to(job.model, job.output, job.report, options).result
+        result = compile_to(job.model, job.output, job.report, options)
         if result.warnings:
             console = stderr_console()
             for d in result.warnings:
@@ -271,17 +255,16 @@ def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
 
     console = stderr_console()
     if not console.is_terminal:
-        written = compile_to(job.model, job.output, job.report, options)
+        result = compile_to(job.model, job.output, job.report, options)
     else:
         with console.status("compiling") as status:
-            written = compile_to(
+            result = compile_to(
                 job.model,
                 job.output,
                 job.report,
                 options,
                 lambda s: status.update(f"{s}..."),
             )
-    result = written.result
     for d in result.warnings:
         print_diagnostic(console, d)
     vgf = result.model
@@ -304,7 +287,7 @@ def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
             )
         )
     columns = ("#", "type", "module", "code", "operators", "dispatch", "push")
-    title = escape(f"{job.output}: {written.size} bytes")
+    title = escape(f"{job.output}: {result.size} bytes")
     out.print(word_table(title, columns, rows, out.width))
     if len(pairs) > SUMMARY_ROWS:
         out.print(
@@ -313,7 +296,7 @@ def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
         )
     for line in kernel_lines(result):
         out.print(escape(line))
-    timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in written.timings)
+    timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.timings)
     out.print(
         f"{len(vgf.segments)} segments, {len(vgf.resources)} resources, "
         f"{len(vgf.constants)} constants; {timing}"
@@ -330,14 +313,8 @@ def _compile_many(
 
     from rich.console import Console
 
-    from vgfc.cli.batch import (
-        outcomes_json,
-        print_outcome,
-        run_jobs,
-        summary_line,
-        summary_table,
-        worker_count,
-    )
+    from vgfc.batch import run_jobs, worker_count
+    from vgfc.cli.batch import outcomes_json, print_outcome, summary_line, summary_table
 
     debug = bool(click.get_current_context().find_root().params.get("debug"))
     console = stderr_console()

@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from vgfc.cli.support import (
-    EXIT_ERROR,
-    compile_options,
-    escape,
-    handle_errors,
-    print_diagnostic,
-    shader_options,
-    stderr_console,
-)
+from vgfc.cli.options import shader_options
+from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_diagnostic, stderr_console
+
+if TYPE_CHECKING:
+    from vgfc.shader.options import CompileOptions
 
 __all__ = ["kernels"]
 
@@ -30,9 +25,7 @@ __all__ = ["kernels"]
 def kernels(
     libraries: tuple[str, ...],
     as_json: bool,
-    include_dirs: tuple[Path, ...],
-    defines: tuple[str, ...],
-    target_env: str,
+    shader: CompileOptions,
 ) -> None:
     """Check kernel libraries (YAML files, or a bundled one by name: mediapipe).
 
@@ -51,7 +44,7 @@ def kernels(
     from vgfc.resolve.library import load_libraries
     from vgfc.resolve.library_check import check_library
 
-    options = compile_options(include_dirs, defines, target_env)
+    options = shader
     loaded = load_libraries(libraries)
     errors = 0
     docs: list[dict[str, Any]] = []

@@ -16,18 +16,23 @@ Every error is one line on stderr, and after an error no output file exists.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import json
 import sys
-from array import array
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 import vgfc
-from vgfc.cli.support import compile_options, handle_errors, shader_options, write_atomically
+from vgfc.cli.options import compile_options
+from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import UnsupportedError
+
+if TYPE_CHECKING:
+    from vgfc.compiler import Options
 
 __all__ = ["COMPATIBLE_VERSION", "PROG", "main", "model_converter", "version_document"]
 
@@ -98,22 +103,6 @@ def _note(text: str) -> None:
     click.echo(f"{PROG}: note: {text}", err=True)
 
 
-def _uses_capability(spirv: bytes, capability: str) -> bool:
-    """True when the module declares ``capability`` (capabilities open every SPIR-V module)."""
-    from vgfc.spirv.grammar import enumerant, opcode
-    from vgfc.spirv.spirv_tools import words_of
-
-    words: array[int] = words_of(spirv)
-    header = 2 << 16 | opcode("OpCapability")  # two words: the opcode and the capability
-    wanted = enumerant("Capability", capability)
-    index = 5
-    while index + 1 < len(words) and words[index] == header:
-        if words[index + 1] == wanted:
-            return True
-        index += 2
-    return False
-
-
 @click.command(
     PROG,
     context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
@@ -164,7 +153,7 @@ def _uses_capability(spirv: bytes, capability: str) -> bool:
     metavar="VAR",
     help="Only 'none': vgfc keeps the model's element types.",
 )
-@shader_options
+@compile_options
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @handle_errors
 def model_converter(
@@ -174,9 +163,7 @@ def model_converter(
     disable_replicated_composites: bool,
     require_static_shape: bool,
     type_narrowing: str,
-    include_dirs: tuple[Path, ...],
-    defines: tuple[str, ...],
-    target_env: str,
+    options: Options,
     debug: bool,
     **ignored: object,
 ) -> None:
@@ -188,8 +175,7 @@ def model_converter(
     vgfc-model-converter -i model.tosa -o model.vgf
     vgfc-model-converter --version
     """
-    from vgfc.compiler import Options, compile_model
-    from vgfc.vgf.encode import encode_to
+    from vgfc.compiler import ToFile, ToStream, compile_model
 
     if tosa_flatbuffer:
         raise UnsupportedError(
@@ -201,26 +187,13 @@ def model_converter(
             _note(f"{option} ignored: {why}")
     if type_narrowing.lower() != "none":
         _note(f"--type-narrowing {type_narrowing} ignored: vgfc keeps the model's element types")
-    options = Options(compile_options(include_dirs, defines, target_env))
-    result = compile_model(input_path, options, stop_after="layout")
-    assert result.model is not None
-    laid_out = result.model
     if disable_replicated_composites:
-        for module in result.model.modules:
-            if module.spirv is not None and _uses_capability(
-                module.spirv, "ReplicatedCompositesEXT"
-            ):
-                raise UnsupportedError(
-                    f"--disable-replicated-composites: module '{module.name}' needs "
-                    "VK_EXT_shader_replicated_composites (vgfc writes constants whose elements "
-                    "are all equal that way and has no option to avoid it)",
-                    file=str(input_path),
-                )
+        options = dataclasses.replace(options, replicated_composites=False)
     if output == "-":
-        encode_to(laid_out, sys.stdout.buffer)
+        compile_model(input_path, options, sink=ToStream(sys.stdout.buffer))
         sys.stdout.buffer.flush()
     else:
-        write_atomically(Path(output), lambda f: encode_to(laid_out, f))
+        compile_model(input_path, options, sink=ToFile(Path(output)))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from vgfc.cli.support import (
-    emit,
-    escape,
-    handle_errors,
-    kernel_options,
-    load_kernels,
-    model_argument,
-    print_diagnostic,
-    stderr_console,
-)
+from vgfc.cli.options import compile_options, model_argument
+from vgfc.cli.support import emit, escape, handle_errors, print_diagnostic, stderr_console
+
+if TYPE_CHECKING:
+    from vgfc.compiler import Options
 
 __all__ = ["partition"]
 
@@ -38,15 +34,14 @@ __all__ = ["partition"]
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Write the JSON or DOT text to this file instead of standard output.",
 )
-@kernel_options
+@compile_options
 @handle_errors
 def partition(
     model: Path,
     as_json: bool,
     as_dot: bool,
     output: Path | None,
-    kernels: tuple[str, ...],
-    no_auto_convert: bool,
+    options: Options,
 ) -> None:
     """Show how MODEL splits into ML and shader partitions.
 
@@ -70,10 +65,9 @@ def partition(
         raise click.UsageError("--json and --dot are exclusive: choose one")
     if output is not None and not (as_json or as_dot):
         raise click.UsageError("-o/--output needs --json or --dot")
-    if kernels:
-        from vgfc.compiler import Options, compile_model
+    if options.libraries:
+        from vgfc.compiler import compile_model
 
-        options = Options(libraries=load_kernels(kernels), auto_convert=not no_auto_convert)
         result = compile_model(model, options, stop_after="partition", keep_going=True)
         console = stderr_console()
         for d in result.diagnostics:

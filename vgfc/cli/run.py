@@ -14,8 +14,10 @@ from typing import Any
 import click
 import numpy as np
 
-from vgfc.cli.support import handle_errors, run_options, write_atomically
+from vgfc.cli.options import run_options
+from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import InputError
+from vgfc.files import write_atomically
 from vgfc.ir import Array
 
 __all__ = ["load_array", "parse_pairs", "read_push_data", "run"]

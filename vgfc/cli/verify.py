@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from vgfc.cli.support import (
-    compile_options,
-    escape,
-    handle_errors,
-    kernel_options,
-    load_kernels,
-    run_options,
-    shader_options,
-)
+from vgfc.cli.options import compile_options, run_options
+from vgfc.cli.support import escape, handle_errors
 from vgfc.diagnostics import InputError
+
+if TYPE_CHECKING:
+    from vgfc.compiler import Options
 
 __all__ = ["verify"]
 
@@ -68,8 +65,7 @@ __all__ = ["verify"]
 @click.option("--rtol", type=float, help="Relative tolerance (defaults as for --atol).")
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-@kernel_options
-@shader_options
+@compile_options
 @handle_errors
 def verify(
     model: Path,
@@ -83,11 +79,7 @@ def verify(
     validate: bool,
     device: str,
     as_json: bool,
-    kernels: tuple[str, ...],
-    no_auto_convert: bool,
-    include_dirs: tuple[Path, ...],
-    defines: tuple[str, ...],
-    target_env: str,
+    options: Options,
 ) -> None:
     """Compile MODEL, run it on the CPU and compare every output with an oracle.
 
@@ -100,15 +92,10 @@ def verify(
     vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
     """
     from vgfc.cli.run import load_array, parse_pairs, read_push_data
-    from vgfc.compiler import Options, compile_model
-    from vgfc.numeric import random_inputs
-    from vgfc.oracle import push_constants_by_op, verify_numbers
+    from vgfc.compiler import compile_model
+    from vgfc.runner.numeric import random_inputs
+    from vgfc.runner.oracle import push_constants_by_op, verify_numbers
 
-    options = Options(
-        compile_options(include_dirs, defines, target_env),
-        libraries=load_kernels(kernels),
-        auto_convert=not no_auto_convert,
-    )
     result = compile_model(model, options)
     graph = result.graph
     assert graph is not None

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from vgfc.ir import ShaderSpec
     from vgfc.resolve.library import Library
 
-__all__ = ["Resolution", "resolve"]
+__all__ = ["Resolution", "in_library", "resolve"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,17 +55,22 @@ class Resolution:
     caller must recompute the dependency order."""
     kernels: tuple[tuple[int, str, str], ...] = ()
     """(op index, library entry, kernel or ``compose``) for every op a library bound."""
+    order: tuple[int, ...] = ()
+    """The operators' dependency order (indices into the new graph when renumbered)."""
 
 
 def resolve(
     graph: Graph,
+    order: Sequence[int] | None = None,
     *,
     keep_going: bool = False,
     libraries: Sequence[Library] = (),
     auto_convert: bool = True,
 ) -> Resolution:
     """Bind every CUSTOM op of ``graph`` (with ``libraries`` searched in order, the first entry
-    for an op wins). Raises the first :class:`VgfcError` unless ``keep_going``."""
+    for an op wins). ``order`` is the graph's dependency order (:func:`vgfc.verify.verify`);
+    the result carries it, worked out anew when ops were added. Raises the first
+    :class:`VgfcError` unless ``keep_going``."""
     groups: list[tuple[Operator, ...]] = []
     tensors: dict[str, Tensor] = {}
     diagnostics: list[Diagnostic] = []
@@ -102,8 +107,16 @@ def resolve(
         bound = dataclasses.replace(graph, operators=operators)
         kernels = tuple((operators[i].index, e, k) for i, (e, k) in bound_by.items())
         failed_ops = frozenset(operators[i].index for i in failed)
-        return Resolution(bound, tuple(diagnostics), failed_ops, False, kernels)
+        if order is None:
+            order = _order(bound)
+        return Resolution(bound, tuple(diagnostics), failed_ops, False, kernels, tuple(order))
     return _renumbered(graph, groups, tensors, diagnostics, failed, bound_by)
+
+
+def _order(graph: Graph) -> tuple[int, ...]:
+    from vgfc.verify import topological_order
+
+    return tuple(op.index for op in topological_order(graph))
 
 
 def _renumbered(
@@ -148,7 +161,9 @@ def _renumbered(
     used.update(graph.inputs, graph.outputs)
     tensor_table = {n: t for n, t in all_tensors.items() if n in used or n in graph.tensors}
     bound = dataclasses.replace(graph, operators=tuple(flat), tensors=tensor_table)
-    return Resolution(bound, tuple(diagnostics), frozenset(failed_ops), True, tuple(kernels))
+    return Resolution(
+        bound, tuple(diagnostics), frozenset(failed_ops), True, tuple(kernels), _order(bound)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,3 +248,34 @@ def _check_operands(op: Operator, graph: Graph) -> None:
                 op.where(graph.source),
                 tensor=name,
             )
+
+
+def in_library(graph: Graph, d: Diagnostic) -> Diagnostic:
+    """A diagnostic of a later stage (a shader's compile error, a dispatch warning) about an op
+    a kernel library bound, pointed at the library's kernel: the attribute keys it would name
+    (``shader_code``, ``output_0_binding``) are not the op's but the library's."""
+    loc = d.location
+    if loc.op_index is None:
+        return d
+    spec = next(
+        (
+            op.shader
+            for op in graph.operators
+            if op.shader is not None
+            and op.shader.origin is not None
+            and op.file_index == loc.op_index
+            and op.op == loc.op
+        ),
+        None,
+    )
+    if spec is None or spec.origin is None:
+        return d
+    key = spec.origin
+    if loc.key:
+        # input_0_binding -> resources.x; shader_code -> shader.file
+        detail = "shader.file" if loc.key == "shader_code" else loc.key
+        for prefix, name in spec.operand_names:
+            if loc.key.startswith(prefix + "_"):
+                detail = f"resources.{name}"
+        key = f"{key}: {detail}"
+    return dataclasses.replace(d, location=dataclasses.replace(loc, key=key))

@@ -33,7 +33,7 @@ from vgfc.shader import cache
 from vgfc.shader.cache import CompiledShader, ShaderRequest
 
 if TYPE_CHECKING:
-    from vgfc.shader.bounded import Worker
+    from vgfc.processes import Worker
     from vgfc.shader.glslang import IncludeProbe
 
 __all__ = ["CompiledShader", "ShaderBuilds", "ShaderRequest", "build_shader"]

@@ -16,7 +16,7 @@ glslang can emit invalid SPIR-V without reporting an error: callers validate the
 
 A ctypes call cannot be interrupted, and a few lines of preprocessor can keep glslang busy for
 minutes. So by default the compilation runs in a worker process under a deadline and a memory
-cap (:mod:`vgfc.shader.bounded`: one process, forked on first use and reused, so an ordinary
+cap (:mod:`vgfc.processes`: one process, forked on first use and reused, so an ordinary
 shader pays a round trip, not a process start); ``CompileOptions(timeout=0)`` compiles in this
 process with no bound.
 """
@@ -37,7 +37,7 @@ from typing import Any, NamedTuple, TypeAlias
 
 from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import InternalError, ShaderError, UnsupportedError, did_you_mean
-from vgfc.shader.bounded import Worker
+from vgfc.processes import Labels, Worker
 from vgfc.shader.options import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_TIMEOUT,
@@ -49,6 +49,7 @@ __all__ = [
     "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_OPTIONS",
     "DEFAULT_TIMEOUT",
+    "LABELS",
     "CompileOptions",
     "Compiled",
     "IncludeProbe",
@@ -92,10 +93,15 @@ def _load() -> None:
         _library()
 
 
-def new_worker() -> Worker:
+LABELS = Labels("shader compilation", "shader compiler", "--shader-timeout", ShaderError)
+"""How a shader compiler worker's failures read."""
+
+
+def new_worker(*, load: bool = True) -> Worker:
     """A bounded worker process for :func:`compile_recorded` (started on first use): each
-    worker compiles one shader at a time, so compiling in parallel takes one per thread."""
-    return Worker(initializer=_load)
+    worker compiles one shader at a time, so compiling in parallel takes one per thread.
+    ``load``: load glslang in each new worker before its first deadline starts."""
+    return Worker(LABELS, _load if load else None)
 
 
 # The bounded path: each worker loads glslang before its first deadline starts.

@@ -16,10 +16,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from vgfc.vgf.model import Category, Model, ModuleType
 
-__all__ = ["PROFILES", "TARGETS", "Rule", "Violation", "violations"]
+if TYPE_CHECKING:
+    from array import array
+
+    from vgfc.diagnostics import VgfcError
+    from vgfc.ir import Graph
+    from vgfc.partition import Plan
+
+__all__ = [
+    "PROFILES",
+    "TARGETS",
+    "Rule",
+    "Violation",
+    "replicated_composites_errors",
+    "target_errors",
+    "uses_capability",
+    "violations",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,3 +226,56 @@ def violations(model: Model, target: str) -> list[Violation]:
         for segment, message in rule.check(model):
             found.append(Violation(rule.name, segment, f"{message} ({target} rule '{rule.name}')"))
     return found
+
+
+def target_errors(graph: Graph, plan: Plan, model: Model, target: str) -> list[VgfcError]:
+    """The rules of the runtime ``target`` that the laid-out ``model`` breaks, each as an error
+    at the op (for a shader segment) or the segment it is about."""
+    from vgfc.diagnostics import Location, UnsupportedError
+    from vgfc.partition import PartitionKind
+
+    errors: list[VgfcError] = []
+    for v in violations(model, target):
+        where = Location(file=graph.source)
+        message = v.message
+        if v.segment is not None:
+            segment = model.segments[v.segment]
+            p = plan.partitions[v.segment]
+            if p.kind is PartitionKind.SHADER:
+                where = graph.operators[p.operators[0]].where(graph.source)
+            message = f"segment {v.segment} '{segment.name}': {message}"
+        errors.append(UnsupportedError(message, where))
+    return errors
+
+
+def uses_capability(spirv: bytes, capability: str) -> bool:
+    """True when the module declares ``capability`` (capabilities open every SPIR-V module)."""
+    from vgfc.spirv.grammar import enumerant, opcode
+    from vgfc.spirv.spirv_tools import words_of
+
+    words: array[int] = words_of(spirv)
+    header = 2 << 16 | opcode("OpCapability")  # two words: the opcode and the capability
+    wanted = enumerant("Capability", capability)
+    index = 5
+    while index + 1 < len(words) and words[index] == header:
+        if words[index + 1] == wanted:
+            return True
+        index += 2
+    return False
+
+
+def replicated_composites_errors(model: Model, source: str | None) -> list[VgfcError]:
+    """``--disable-replicated-composites`` (``vgfc-model-converter``): a module that needs
+    VK_EXT_shader_replicated_composites is an error, since vgfc cannot avoid it."""
+    from vgfc.diagnostics import UnsupportedError
+
+    return [
+        UnsupportedError(
+            f"--disable-replicated-composites: module '{module.name}' needs "
+            "VK_EXT_shader_replicated_composites (vgfc writes constants whose elements "
+            "are all equal that way and has no option to avoid it)",
+            file=source,
+        )
+        for module in model.modules
+        if module.spirv is not None and uses_capability(module.spirv, "ReplicatedCompositesEXT")
+    ]

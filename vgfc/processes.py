@@ -1,12 +1,19 @@
-"""Run shader compilation in a worker process, under a deadline and a memory cap.
+"""Worker processes: the one way vgfc runs work in another process.
 
-glslang runs through ctypes, and a ctypes call cannot be interrupted: a preprocessor bomb (a
-macro that doubles at each of 28 levels) keeps it busy for minutes, an expression bomb takes
-gigabytes. So :func:`vgfc.shader.glslang.compile_shader` hands the work to a :class:`Worker`:
-one long-lived process, forked on first use (5 to 10 ms) and reused for every shader, so a
-shader costs a round trip over a socket pair (0.05 to 0.2 ms, most of it the two context
-switches), not a process start. When the deadline passes the worker is killed and the next
-shader forks a fresh one.
+Two kinds of work need one. glslang runs through ctypes, and a ctypes call cannot be interrupted:
+a preprocessor bomb (a macro that doubles at each of 28 levels) keeps it busy for minutes, an
+expression bomb takes gigabytes; so :func:`vgfc.shader.glslang.compile_shader` hands each shader
+to a :class:`Worker` under a deadline and a memory cap. And batch mode (``vgfc compile -j N``,
+:mod:`vgfc.batch`) compiles N models at once, one per worker. A worker is one long-lived
+process, forked on first use (5 to 10 ms) and reused for every call, so a call costs a round
+trip over a socket pair (0.05 to 0.2 ms, most of it the two context switches), not a process
+start. When a deadline passes the worker is killed and the next call forks a fresh one.
+
+Every worker this process starts is in one registry: they end when this process exits (one
+``atexit`` hook), a worker ends the workers it started itself before it exits, and a forked
+worker drops the registry it inherited (those are its parent's). A worker also ends when its
+parent dies: it sees its socket close, and a batch worker is sent SIGTERM by the kernel
+(``PR_SET_PDEATHSIG``, Linux), so no worker outlives the command that started it.
 
 Limits inside the worker (``setrlimit``, set again before each request):
 
@@ -27,6 +34,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
+import dataclasses
 import faulthandler
 import math
 import os
@@ -34,42 +43,68 @@ import pickle
 import signal
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from vgfc.diagnostics import InternalError, ShaderError
+from vgfc.diagnostics import InternalError, VgfcError
 
-__all__ = ["Worker"]
+__all__ = ["Labels", "Worker", "end_all"]
 
 _HEADER = struct.Struct("<Q")
 _READY = b"ready"
 _START_TIMEOUT = 60.0
 """Seconds a fresh worker may take to fork and run its initializer (loading glslang)."""
 _LOG_TAIL = 4096
+_GRACE = 5.0
+"""Seconds a graceful worker has, after SIGTERM, to end before it is killed."""
 _LONGEST_WAIT = 3600.0
 """Seconds one socket wait may last (``settimeout`` refuses huge values); longer deadlines loop."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Labels:
+    """How a kind of worker's failures read, and the error they raise."""
+
+    work: str
+    """What it does, for a missed deadline: ``shader compilation`` (exceeded 5 s)."""
+    process: str
+    """What it is, for a crash: ``shader compiler`` (crashed)."""
+    deadline: str
+    """The option that sets the deadline: ``--shader-timeout``."""
+    error: type[VgfcError]
+    """The error a missed deadline, a crash or running out of memory raises."""
 
 
 class Worker:
     """One worker process that runs ``function(*args)`` for the threads of this process, one
     call at a time; started lazily, replaced after a timeout or a crash."""
 
-    def __init__(self, initializer: Callable[[], object] | None = None) -> None:
+    def __init__(
+        self,
+        labels: Labels,
+        initializer: Callable[[], object] | None = None,
+        *,
+        graceful: bool = False,
+    ) -> None:
         """``initializer`` runs once in each new worker before the first deadline starts (its
-        errors are left for the calls to meet)."""
+        errors are left for the calls to meet). A ``graceful`` worker (one that writes files)
+        is asked to end with SIGTERM, so that it removes its temporary files, before it is
+        killed; others are killed at once."""
+        self.labels = labels
         self._initializer = initializer
+        self._graceful = graceful
         self._lock = threading.Lock()
         self._process: _Process | None = None
-        self._closes_at_exit = False
 
     def run(
         self, function: Callable[..., Any], args: tuple[Any, ...], timeout: float, memory: int
     ) -> Any:
         """``function(*args)`` in the worker within ``timeout`` seconds and ``memory`` more bytes
         of address space (0: no cap). Its result or exception comes back as it is (both must
-        pickle; ``function`` must be a module-level function). Raises :class:`ShaderError`
+        pickle; ``function`` must be a module-level function). Raises the labels' error
         when the time or memory is exceeded or the worker crashes."""
         if not hasattr(os, "fork"):
             return function(*args)
@@ -83,13 +118,7 @@ class Worker:
             if process is None or not process.alive():
                 if process is not None:
                     process.kill()
-                process = self._process = _Process(self._initializer)
-                if not self._closes_at_exit:
-                    # Until the worker is gone, each page this process writes for the first
-                    # time since the fork is copied (about 3 us a page here); after, it is
-                    # only unprotected. Interpreter shutdown writes to most of them.
-                    atexit.register(self._close_at_exit)
-                    self._closes_at_exit = True
+                process = self._process = _Process(self.labels, self._initializer, self._graceful)
             try:
                 kind, value = pickle.loads(process.call(request, timeout, memory))
             except BaseException:
@@ -98,27 +127,53 @@ class Worker:
                 process.kill()
                 raise
         if kind == "raise":
+            if isinstance(value, _MemoryExceeded):
+                raise self.labels.error(_out_of_memory(self.labels, value.memory))
             raise value
         return value
 
     def close(self) -> None:
-        """End the worker, if one runs; the next call starts a fresh one."""
-        with self._lock:
-            if self._process is not None:
-                self._process.kill()
-                self._process = None
-
-    def _close_at_exit(self) -> None:
-        # Without the lock: a daemon thread may hold it, waiting out a deadline.
+        """End the worker, if one runs; the next call starts a fresh one. Safe from another
+        thread while a call waits on the worker (that call then fails as on a crash)."""
         process, self._process = self._process, None
         if process is not None:
             process.kill()
 
 
+_LIVE: set[_Process] = set()
+"""The workers this process started and has not ended yet."""
+_LIVE_LOCK = threading.Lock()
+
+
+def end_all() -> None:
+    """End every worker this process started: at exit, and when a worker's own loop ends."""
+    with _LIVE_LOCK:
+        processes = list(_LIVE)
+    for process in processes:
+        process.kill()
+
+
+def _forget_inherited() -> None:
+    """In a newly forked process: the workers in the registry are the parent's. Close this
+    copy of their sockets (so each sees EOF when its parent goes), and leave them alone."""
+    for process in list(_LIVE):
+        process.disown()
+    _LIVE.clear()
+
+
+atexit.register(end_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_inherited)
+
+
 class _Process:
     """A forked worker and the parent's end of its socket pair and stderr pipe."""
 
-    def __init__(self, initializer: Callable[[], object] | None) -> None:
+    def __init__(
+        self, labels: Labels, initializer: Callable[[], object] | None, graceful: bool
+    ) -> None:
+        self.labels = labels
+        self.graceful = graceful
         self.owner = os.getpid()
         parent, child = socket.socketpair()
         log_read, log_write = os.pipe()
@@ -129,13 +184,15 @@ class _Process:
             child.close()
             os.close(log_read)
             os.close(log_write)
-            raise InternalError(f"cannot start the shader compiler process: {e}") from None
+            raise InternalError(f"cannot start the {labels.process} process: {e}") from None
         if self.pid == 0:  # pragma: no cover - the worker; coverage cannot follow it
             status = 0
             try:
+                if graceful:
+                    _die_with(self.owner, signal.SIGTERM)
                 parent.close()
                 os.close(log_read)
-                _serve(child, log_write, initializer)
+                _serve(child, log_write, initializer, graceful)
             except BaseException:
                 status = 1
                 with contextlib.suppress(BaseException):
@@ -154,10 +211,12 @@ class _Process:
             _receive(self.sock, time.monotonic() + _START_TIMEOUT)
         except (EOFError, OSError):
             self.kill()
-            raise InternalError("the shader compiler process did not start") from None
+            raise InternalError(f"the {labels.process} process did not start") from None
         except BaseException:
             self.kill()
             raise
+        with _LIVE_LOCK:
+            _LIVE.add(self)
 
     def alive(self) -> bool:
         # A worker inherited from a parent process belongs to that parent.
@@ -176,8 +235,9 @@ class _Process:
             _send(self.sock, request)
             reply = _receive(self.sock, time.monotonic() + timeout)
         except TimeoutError:
-            raise ShaderError(
-                f"shader compilation exceeded {timeout:g} s (--shader-timeout)"
+            labels = self.labels
+            raise labels.error(
+                f"{labels.work} exceeded {timeout:g} s ({labels.deadline})"
             ) from None
         except (EOFError, OSError):
             raise self._died(memory) from None
@@ -185,16 +245,37 @@ class _Process:
         return reply
 
     def kill(self) -> None:
-        """End the worker (if this process started it) and close this end; once."""
+        """End the worker (if this process started it) and close this end; once. A graceful
+        worker gets SIGTERM and a few seconds to remove its temporary files first."""
         if self.closed:
             return
         self.closed = True
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
         if self.owner == os.getpid() and self.status is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            self._reap(0)
+            if self.graceful:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGTERM)
+                deadline = time.monotonic() + _GRACE
+                while self.status is None and time.monotonic() < deadline:
+                    self._reap(os.WNOHANG)
+                    if self.status is None:
+                        time.sleep(0.01)
+            if self.status is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGKILL)
+                self._reap(0)
         self.sock.close()
         os.close(self.log_fd)
+
+    def disown(self) -> None:
+        """Close this process's copy of the worker's ends, in a process forked from its
+        owner: the worker is the owner's to end."""
+        if not self.closed:
+            self.closed = True
+            self.sock.close()
+            with contextlib.suppress(OSError):
+                os.close(self.log_fd)
 
     def _reap(self, flags: int) -> None:
         try:
@@ -210,16 +291,17 @@ class _Process:
             while chunk := os.read(self.log_fd, 65536):
                 self.log = (self.log + chunk)[-_LOG_TAIL:]
 
-    def _died(self, memory: int) -> ShaderError:
+    def _died(self, memory: int) -> VgfcError:
         self._reap(0)
         status = self.status or 0
         self._drain_log()
         log = self.log.decode(errors="replace")
+        labels = self.labels
         if "bad_alloc" in log or "MemoryError" in log:
-            return ShaderError(_out_of_memory(memory))
+            return labels.error(_out_of_memory(labels, memory))
         how = f"signal {_signal_name(-status)}" if status < 0 else f"exit status {status}"
         last = next((line for line in reversed(log.splitlines()) if line.strip()), "")
-        return ShaderError(f"the shader compiler crashed ({how})" + (f": {last}" if last else ""))
+        return labels.error(f"the {labels.process} crashed ({how})" + (f": {last}" if last else ""))
 
 
 def _signal_name(number: int) -> str:
@@ -229,21 +311,77 @@ def _signal_name(number: int) -> str:
         return str(number)
 
 
-def _out_of_memory(memory: int) -> str:
+def _out_of_memory(labels: Labels, memory: int) -> str:
     if not memory:
-        return "shader compilation ran out of memory"
+        return f"{labels.work} ran out of memory"
     size = f"{memory / (1 << 30):g} GiB" if memory >= 1 << 30 else f"{memory / (1 << 20):g} MiB"
-    return f"shader compilation exceeded its memory limit ({size})"
+    return f"{labels.work} exceeded its memory limit ({size})"
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int, how: int) -> None:
+    """Have the kernel send this (forked) process ``how`` when its parent dies (Linux); if the
+    parent is already gone, end now.
+
+    The kernel sends it when the *thread* that forked the worker ends, so only a worker whose
+    thread lives as long as it has work (a batch worker, fed by a thread of its own) asks for
+    it; a shader compiler worker, forked by whichever thread needed it first and reused by
+    others, ends when it sees its socket close instead, or at its CPU-time limit."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(how), 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+class _MemoryExceeded(Exception):
+    """The call ran out of memory in the worker (the caller raises its labels' error)."""
+
+    def __init__(self, memory: int) -> None:
+        super().__init__(memory)
+        self.memory = memory
 
 
 # --- the worker's side -----------------------------------------------------------------------
 
 
-def _serve(sock: socket.socket, log_fd: int, initializer: Callable[[], object] | None) -> None:
-    """Answer requests until the parent closes its end (or dies)."""
+def _serve(
+    sock: socket.socket,
+    log_fd: int,
+    initializer: Callable[[], object] | None,
+    graceful: bool,
+) -> None:
+    """Answer requests until the parent closes its end (or dies); then end the workers this
+    one started."""
+    try:
+        _answer(sock, log_fd, initializer, graceful)
+    finally:
+        end_all()
+
+
+class _Ended(BaseException):
+    """SIGTERM or SIGHUP reached a graceful worker: unwind, removing temporary files."""
+
+
+def _end(signum: int, _frame: object) -> None:
+    raise _Ended(signum)
+
+
+def _answer(
+    sock: socket.socket,
+    log_fd: int,
+    initializer: Callable[[], object] | None,
+    graceful: bool,
+) -> None:
     import resource
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if graceful:
+        for name in ("SIGTERM", "SIGHUP"):
+            signal.signal(getattr(signal, name), _end)
     faulthandler.disable()  # a crash here is reported by the parent, not dumped on its stderr
     # Hold none of the caller's standard streams (a pipe would not see its end while the worker
     # lives); C++ runtime messages (bad_alloc) go to the parent, not to the terminal.
@@ -275,16 +413,14 @@ def _serve(sock: socket.socket, log_fd: int, initializer: Callable[[], object] |
         try:
             reply: tuple[str, Any] = ("ok", function(*args))
         except MemoryError:
-            reply = ("raise", ShaderError(_out_of_memory(memory)))
+            reply = ("raise", _MemoryExceeded(memory))
         except Exception as e:
             reply = ("raise", e)
         try:
             data = pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
         except Exception as e:
             what = type(reply[1]).__name__
-            data = pickle.dumps(
-                ("raise", InternalError(f"shader worker: cannot return {what}: {e}"))
-            )
+            data = pickle.dumps(("raise", InternalError(f"worker: cannot return {what}: {e}")))
         _send(sock, data)
 
 

@@ -22,7 +22,7 @@ from vgfc.ir import CUSTOM_SHADER_DOMAIN, Array, Graph
 from vgfc.partition import PartitionKind
 
 if TYPE_CHECKING:
-    from vgfc.numeric import Comparison
+    from vgfc.runner.numeric import Comparison
 
 __all__ = ["ORACLES", "Verdict", "choose_oracle", "push_constants_by_op", "verify_numbers"]
 
@@ -34,7 +34,7 @@ class Verdict:
     oracle: str
     """The oracle used: ``tosa``, ``reference`` or ``expected``."""
     rows: tuple[Comparison, ...]
-    """One :class:`vgfc.numeric.Comparison` per output."""
+    """One :class:`vgfc.runner.numeric.Comparison` per output."""
 
     @property
     def failed(self) -> list[str]:
@@ -101,8 +101,8 @@ def verify_numbers(
     input) and compare each output with the oracle. ``push_constants`` are by shader op index
     (:func:`push_constants_by_op`). ``validate`` and ``device`` are :func:`vgfc.runner.run_vgf`'s
     (they apply to vgfc's file; the oracle runs as it always does)."""
-    from vgfc.numeric import compare, reference_converter_outputs, tosa_reference_outputs
     from vgfc.runner import run_vgf
+    from vgfc.runner.numeric import compare, reference_converter_outputs, tosa_reference_outputs
 
     graph, plan, vgf = compiled.graph, compiled.plan, compiled.vgf
     if graph is None or plan is None or vgf is None:
