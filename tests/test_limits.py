@@ -323,11 +323,11 @@ def test_diagnostics_stay_short_whatever_they_are_given() -> None:
     assert len(warning.render()) == 1000 and len(warning.as_dict()["message"]) == 1000
 
 
-def test_readme_lists_every_limit() -> None:
+def test_docs_list_every_limit() -> None:
     from vgfc.limits import Limits
 
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Limits", 1)[1].split("\n## ", 1)[0]
+    page = (ROOT / "docs" / "limits.md").read_text()
+    section = page.split("\n## Limits", 1)[1].split("\n## ", 1)[0]
     for field in dataclasses.fields(Limits):
         assert f"`{field.name}`" in section, field.name
 
