@@ -52,6 +52,7 @@ __all__ = [
     "compile",
     "compile_model",
     "compile_to",
+    "input_files",
     "make_options",
 ]
 
@@ -284,8 +285,11 @@ def _encode(run: _Run) -> bool:
 def _write(run: _Run, model: Model, sink: ToFile) -> None:
     """Stream the VGF to ``sink.path``; the report, which records the file's size, SHA-256 and
     the time of every stage up to here, is written before the VGF takes its place."""
-    from vgfc.files import write_atomically
+    from vgfc.files import Staged, stage, write_atomically
     from vgfc.vgf.encode import encode_to
+
+    inputs = input_files(run.source, run.options)
+    together: list[Staged] = []
 
     def write(file: BinaryIO) -> None:
         digest = None
@@ -303,9 +307,24 @@ def _write(run: _Run, model: Model, sink: ToFile) -> None:
             elapsed = ("encode", time.perf_counter() - run.stage_started)
             done = dataclasses.replace(run.finished(), timings=(*run.timings, elapsed))
             doc = compile_report(done, str(sink.path), written=(size, digest.hexdigest()))
-            write_atomically(sink.report, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
+            text = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+            together.append(stage(sink.report, text, inputs=(*inputs, sink.path)))
 
-    write_atomically(sink.path, write)
+    # The report and the VGF are renamed into place together: an interrupt leaves both old or
+    # both new.
+    write_atomically(sink.path, write, inputs=inputs, together=together)
+
+
+def input_files(source: str | os.PathLike[str], options: Options) -> tuple[Path, ...]:
+    """Every file a compile of ``source`` reads that a user names: the model, the kernel
+    libraries and their shaders. No output may replace one of them."""
+    files = [Path(source)]
+    for library in options.libraries:
+        files.append(library.path)
+        files.extend(
+            kernel.shader.path for entry in library.entries.values() for kernel in entry.kernels
+        )
+    return tuple(files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,11 +448,13 @@ def make_options(
             raise ValueError(f"'{name}={value}' is not NAME or NAME=VALUE")
         pairs.append((name, value or "1"))
     libraries: tuple[Library, ...] = ()
+    include_dirs = tuple(include_dirs)
     names = tuple(kernels)
     if names:
         from vgfc.resolve.library import load_libraries
 
-        libraries = load_libraries(names)
+        # A library's shader files and include folders may also lie in the -I folders.
+        libraries = load_libraries(names, include_dirs=tuple(include_dirs))
     shader = CompileOptions(
         target_env=target_env,
         include_dirs=tuple(os.fspath(p) for p in include_dirs),

@@ -166,6 +166,15 @@ def compile_command(
         _compile_many(job_list, options, jobs, as_json=as_json, quiet=quiet)
     else:
         (job,) = job_list
+        from vgfc.compiler import input_files
+        from vgfc.files import check_output
+
+        # Before any work: a device such as /dev/null, a FIFO, a library given as the output,
+        # a missing folder (a batch's jobs each check their own and go on past a refusal).
+        inputs = input_files(job.model, options)
+        for path in (job.output, job.report):
+            if path is not None:
+                check_output(path, inputs=inputs)
         _compile_one(job, options, quiet=quiet)
 
 
@@ -313,8 +322,9 @@ def _compile_many(
 
     from rich.console import Console
 
-    from vgfc.batch import run_jobs, worker_count
+    from vgfc.batch import output_states, run_jobs, worker_count, written_since
     from vgfc.cli.batch import outcomes_json, print_outcome, summary_line, summary_table
+    from vgfc.files import Interrupted
 
     debug = bool(click.get_current_context().find_root().params.get("debug"))
     console = stderr_console()
@@ -338,7 +348,22 @@ def _compile_many(
             shown += 1
 
     start = time.perf_counter()
-    outcomes = run_jobs(jobs, options, workers, on_done)
+    before = output_states(jobs)
+    try:
+        outcomes = run_jobs(jobs, options, workers, on_done)
+    except (KeyboardInterrupt, Interrupted) as e:
+        # The workers are gone; say which models' files were written before the interrupt.
+        written = written_since(before)
+        vgfs = [job.output for job in jobs if job.output in written]
+        how = e.name if isinstance(e, Interrupted) else "Ctrl-C"
+        names = ", ".join(str(p) for p in vgfs[:5]) + (" ..." if len(vgfs) > 5 else "")
+        text = f"interrupted ({how}): {len(vgfs)} of {len(jobs)} models written" + (
+            f" ({names})" if vgfs else ""
+        )
+        if len(vgfs) < len(jobs):
+            text += "; the others' files were left as they were"
+        console.print(f"[bold red]error:[/] {escape(text)}", highlight=False)
+        sys.exit(EXIT_ERROR)
     seconds = time.perf_counter() - start
     if as_json:
         click.echo(json.dumps(outcomes_json(outcomes), indent=2))

@@ -7,12 +7,15 @@ Exit codes: 0 success, 1 the input (model, shader, options' content) is wrong or
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import io
 import os
 import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -27,8 +30,12 @@ __all__ = [
     "EXIT_INTERNAL",
     "emit",
     "escape",
+    "finish_process",
     "handle_errors",
+    "prepare_process",
     "print_diagnostic",
+    "report_interrupt",
+    "run_command",
     "stderr_console",
 ]
 
@@ -65,11 +72,18 @@ def print_diagnostic(console: Console, d: Diagnostic, label: str | None = None) 
 
 
 def handle_errors(func: F) -> F:
-    """Turn errors into one clear line on stderr and an exit code; tracebacks only with --debug."""
+    """Turn errors into one clear line on stderr and an exit code; tracebacks only with --debug.
+    An interrupt (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) is one line too, saying which outputs were
+    written and which were left as they were."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from vgfc.files import WRITES, Interrupted
+
         debug = bool(click.get_current_context().find_root().params.get("debug"))
+        if not _depth:
+            WRITES.clear()
+        _depth.append(func)
         try:
             return func(*args, **kwargs)
         except VgfcError as e:
@@ -78,7 +92,12 @@ def handle_errors(func: F) -> F:
             label = "internal error" if e.kind is ErrorKind.INTERNAL else "error"
             print_diagnostic(stderr_console(), e.diagnostic, label)
             sys.exit(EXIT_INTERNAL if e.kind is ErrorKind.INTERNAL else EXIT_ERROR)
-        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+        except (KeyboardInterrupt, Interrupted) as e:
+            if debug:
+                raise
+            report_interrupt(e)
+            sys.exit(EXIT_ERROR)
+        except (click.exceptions.Exit, click.ClickException):
             raise
         except BrokenPipeError:
             # The reader went away (`vgfc inspect m.vgf | head`): not an error of ours. Point
@@ -96,14 +115,187 @@ def handle_errors(func: F) -> F:
             )
             sys.exit(EXIT_INTERNAL)
 
+        finally:
+            _depth.pop()
+
     return wrapper  # type: ignore[return-value]
 
 
-def emit(text: str, output: Path | None) -> None:
-    """Print ``text``, or write it atomically to ``output``."""
+_depth: list[object] = []
+"""The commands wrapped by :func:`handle_errors` now running (a command's options wrap it
+again): the write log starts afresh with the outermost."""
+
+
+def report_interrupt(e: BaseException) -> None:
+    """``error: interrupted (SIGTERM): out.vgf was left as it was`` on stderr."""
+    from vgfc.files import WRITES, Interrupted
+
+    how = e.name if isinstance(e, Interrupted) else "Ctrl-C"
+    with contextlib.suppress(OSError, VgfcError):
+        stderr_console().print(
+            f"[bold red]error:[/] {escape(f'interrupted ({how}): {WRITES.outcome()}')}",
+            highlight=False,
+        )
+
+
+# --- the process: standard streams, signals, the last flush ----------------------------------
+
+
+class _ClosedStream(io.RawIOBase):
+    """Standard output that was closed when vgfc started (``vgfc ... >&-``): every write
+    fails, so a printing command cannot seem to succeed."""
+
+    failing = True
+    """Off once the error is reported: what is still buffered then goes nowhere quietly."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        if _ClosedStream.failing:
+            raise OSError(errno.EBADF, "standard output is closed")
+        return len(memoryview(data))
+
+
+def _stream_error(e: OSError) -> VgfcError:
+    from vgfc.diagnostics import InputError
+    from vgfc.files import _write_reason
+
+    reason = "it is closed" if e.errno == errno.EBADF else _write_reason(e)
+    _stdout_failed.append(reason)
+    return InputError(f"cannot write: {reason}", file="standard output")
+
+
+_stdout_failed: list[str] = []
+"""Write errors on standard output so far (the first is reported once)."""
+
+
+class _GuardedBinary:
+    """``sys.stdout.buffer`` whose write errors are :class:`VgfcError` naming standard output
+    (a broken pipe stays :class:`BrokenPipeError`: the reader went away, not an error)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def write(self, data: Any) -> int:
+        try:
+            return int(self._inner.write(data))
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _stream_error(e) from None
+
+    def flush(self) -> None:
+        try:
+            self._inner.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _stream_error(e) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _GuardedText(_GuardedBinary):
+    """``sys.stdout`` with the same guard, and a guarded ``buffer``."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.buffer = _GuardedBinary(inner.buffer)
+        self.encoding = inner.encoding
+        self.errors = inner.errors
+
+    def write(self, data: Any) -> int:
+        if not isinstance(data, str):
+            raise TypeError(f"write() argument must be str, not {type(data).__name__}")
+        return super().write(data)
+
+
+def prepare_process() -> None:
+    """Set up a command's process: standard streams that exist (a closed one is pointed at
+    ``/dev/null``, so no file vgfc opens takes its number, and a closed standard output fails
+    every write), write errors on standard output that are one line naming it, and SIGTERM,
+    SIGHUP, SIGQUIT that unwind like Ctrl-C (:func:`vgfc.files.interrupt_on_signals`)."""
+    from vgfc.files import interrupt_on_signals
+
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            closed.append(fd)
+    if 1 in closed:
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(_ClosedStream()), encoding="utf-8")
+    if sys.stdout is not None:
+        sys.stdout = _GuardedText(sys.stdout)
+    interrupt_on_signals()
+
+
+def finish_process(code: object) -> NoReturn:
+    """Exit with ``code`` after flushing standard output: output that cannot be written is an
+    error (exit 1, one line naming standard output), never a traceback or a silent success."""
+    status = code if isinstance(code, int) else (0 if code is None else EXIT_ERROR)
+    if isinstance(code, str):
+        with contextlib.suppress(OSError):
+            print(code, file=sys.stderr)
+    reported = bool(_stdout_failed)
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        status = status or EXIT_ERROR
+    except VgfcError as e:
+        if not reported:
+            with contextlib.suppress(OSError, VgfcError):
+                print_diagnostic(stderr_console(), e.diagnostic, "error")
+        status = status or EXIT_ERROR
+    finally:
+        _ClosedStream.failing = False
+        # Whatever is still buffered would be flushed again at exit, with a traceback.
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+    try:
+        sys.stderr.flush()
+    except OSError:
+        status = status or EXIT_ERROR
+    sys.exit(status)
+
+
+def run_command(command: click.Command, **kwargs: Any) -> NoReturn:
+    """Run a click command as a process: :func:`prepare_process`, the command, errors outside
+    it (an interrupt while the arguments are parsed, ``--version`` to a full disk) as one line,
+    :func:`finish_process`."""
+    from vgfc.files import Interrupted
+
+    prepare_process()
+    code: object = 0
+    try:
+        command.main(**kwargs)
+    except SystemExit as e:
+        code = e.code
+    except Interrupted as e:
+        report_interrupt(e)
+        code = EXIT_ERROR
+    except VgfcError as e:
+        with contextlib.suppress(OSError, VgfcError):
+            print_diagnostic(stderr_console(), e.diagnostic, "error")
+        code = EXIT_ERROR
+    finish_process(code)
+
+
+def emit(text: str, output: Path | None, inputs: tuple[Path, ...] = ()) -> None:
+    """Print ``text``, or write it atomically to ``output``, which must not be one of
+    ``inputs`` (the files the command read)."""
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
     else:
         from vgfc.files import write_atomically
 
-        write_atomically(output, text.encode("utf-8"))
+        write_atomically(output, text.encode("utf-8"), inputs=inputs)
