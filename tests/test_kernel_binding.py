@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -414,10 +415,14 @@ def test_a_composed_shape_that_is_not_whole_is_an_error(tmp_path: Path) -> None:
 
 
 def _library(tmp_path: Path, entries: str, head: str = "") -> Library:
-    """A library of ``entries`` (YAML list items) in ``tmp_path``; shaders by absolute path."""
+    """A library of ``entries`` (YAML list items) in ``tmp_path``, with copies of the test
+    shaders beside it, named by absolute path."""
     text = "vgfc_kernels: 1\n" + textwrap.dedent(head) + "operators:\n"
     text += textwrap.indent(textwrap.dedent(entries).strip("\n"), "  ") + "\n"
-    text = text.replace("@DATA@", str(DATA))
+    # A library reads only files in its own folder: the shaders go beside it.
+    for shader in DATA.glob("*.comp"):
+        shutil.copy(shader, tmp_path / shader.name)
+    text = text.replace("@DATA@", str(tmp_path))
     path = tmp_path / "lib.yaml"
     path.write_text(text)
     return load_library(path)

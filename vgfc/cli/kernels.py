@@ -45,7 +45,7 @@ def kernels(
     from vgfc.resolve.library_check import check_library
 
     options = shader
-    loaded = load_libraries(libraries)
+    loaded = load_libraries(libraries, include_dirs=shader.include_dirs)
     errors = 0
     docs: list[dict[str, Any]] = []
     rows = []

@@ -21,7 +21,7 @@ from typing import Any
 
 from vgfc.diagnostics import Diagnostic, Location, VgfcError
 from vgfc.resolve.expr import ExprError
-from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, Library
+from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, Library, dispatch_size
 
 __all__ = ["KernelCheck", "check_library"]
 
@@ -88,7 +88,7 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
 
     from vgfc.diagnostics import ShaderError
     from vgfc.lower.shader import KIND_OF_DESCRIPTOR
-    from vgfc.resolve.bind import _define_text
+    from vgfc.resolve.bind import _define_text, read_shader
     from vgfc.shader.glslang import CompileOptions, Language, compile_shader
     from vgfc.spirv.reflect import reflect
     from vgfc.spirv.spirv_tools import validate
@@ -102,15 +102,16 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
             defines.append((name, _define_text(expr.evaluate(scope))))
         except ExprError:
             defines.append((name, "1"))
-    if shader.language == "SPIR-V":
-        spirv = shader.path.read_bytes()
+    binary, code = read_shader(kernel, Location())
+    if binary is not None:
+        spirv = binary
     else:
+        assert code is not None
         opts = dataclasses.replace(
             options,
             defines=tuple(defines) + options.defines,
             include_dirs=tuple(str(d) for d in shader.include_dirs) + options.include_dirs,
         )
-        code = shader.path.read_text(encoding="utf-8")
         spirv = compile_shader(code, Language(shader.language), shader.entry_point, opts)
     validate(spirv, options.target_env)
     info = reflect(spirv, shader.entry_point)
@@ -153,7 +154,7 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
         )
     try:
         for e in kernel.global_size or kernel.workgroups or ():
-            e.whole(scope, round_up=True)
+            dispatch_size(e, scope)
     except ExprError as e:
         raise ShaderError(f"dispatch: {e}") from None
     return info.local_size

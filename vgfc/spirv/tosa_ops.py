@@ -37,8 +37,10 @@ __all__ = [
     "AttrEncoder",
     "Emitter",
     "Lowering",
+    "Signature",
     "check_operand_counts",
     "lower_operator",
+    "signature",
 ]
 
 
@@ -115,6 +117,7 @@ def _enum(numbers: Mapping[str, int]) -> AttrEncoder:
             raise InputError(f"{value!r} is not one of {allowed}", op.where(), key=key)
         return ctx.builder.constant_u32(numbers[value])
 
+    encode.names = tuple(numbers)  # type: ignore[attr-defined]  # for checks before lowering
     return encode
 
 
@@ -264,6 +267,43 @@ def _form(name: str) -> _Form:
         plain=not variadic and len(tensors) == len(inst.operands),
         results=lowering.results,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What an op of the lowering table takes, for checks that run without a graph (a kernel
+    library's composed ops)."""
+
+    inputs: tuple[str, ...]
+    """The input tensors' names, in order."""
+    variadic: bool
+    """The last input takes any number of tensors (at least one)."""
+    results: int
+    attributes: Mapping[str, str | tuple[str, ...]]
+    """Attribute -> its kind: ``integer``, ``boolean``, ``integer list``, ``number``, or the
+    names an enumeration takes."""
+
+
+def signature(name: str) -> Signature:
+    """The signature of TOSA op ``name`` (a key of :data:`TOSA_LOWERINGS`)."""
+    form = _form(name)
+    kinds: dict[str, str | tuple[str, ...]] = {}
+    for operand, encoder in form.operands:
+        if encoder is None:
+            continue
+        names = getattr(encoder, "names", None)
+        kinds[operand.name] = names if names is not None else _KINDS[encoder]
+    return Signature(
+        tuple(o.name for o in form.tensors), form.variadic, form.results, MappingProxyType(kinds)
+    )
+
+
+_KINDS: Mapping[AttrEncoder, str] = {
+    AXIS: "integer",
+    BOOL: "boolean",
+    INTS: "integer list",
+    BOUND: "number",
+}
 
 
 def check_operand_counts(op: Operator) -> None:
