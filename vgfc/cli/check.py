@@ -12,9 +12,12 @@ import click
 from vgfc.cli.options import compile_options, model_argument
 from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_diagnostic, stderr_console
 from vgfc.compiler import STAGES
+from vgfc.diagnostics import Severity
+from vgfc.limits import LIMITS
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
+    from vgfc.diagnostics import Diagnostic
 
 __all__ = ["check"]
 
@@ -22,6 +25,15 @@ __all__ = ["check"]
 @click.command("check")
 @model_argument
 @click.option("--json", "as_json", is_flag=True, help="Print the diagnostics as JSON.")
+@click.option(
+    "--max-errors",
+    type=click.IntRange(min=0),
+    default=LIMITS.check_errors_shown,
+    show_default=True,
+    metavar="N",
+    help="List at most N errors (ops that fail the same way are one, listed with the others' "
+    "numbers), then say how many more there are; 0 lists them all. --json keeps them all.",
+)
 @click.option(
     "--stop-after",
     type=click.Choice(STAGES),
@@ -31,7 +43,7 @@ __all__ = ["check"]
 )
 @compile_options
 @handle_errors
-def check(model: Path, as_json: bool, stop_after: str, options: Options) -> None:
+def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options: Options) -> None:
     """Run every check `vgfc compile` runs on MODEL, writing nothing.
 
     The same pipeline as compile (read, verify, resolve, partition, lower, layout), stopped
@@ -42,7 +54,9 @@ def check(model: Path, as_json: bool, stop_after: str, options: Options) -> None
     declared bindings, descriptor types and push constants. Warnings (e.g. a dispatch too small
     for its output) do not fail.
 
-    Exit code 0 when there are no errors, 1 otherwise.
+    At most --max-errors errors are listed (20; ops that fail the same way count once), then
+    a line saying how many more there are, and a summary line on standard output. Exit code 0
+    when there are no errors, 1 otherwise.
     """
     from rich.console import Console
 
@@ -75,14 +89,105 @@ def check(model: Path, as_json: bool, stop_after: str, options: Options) -> None
         click.echo(json.dumps(doc, indent=2))
     else:
         console = stderr_console()
-        for d in diagnostics:
-            print_diagnostic(console, d)
+        groups = group_diagnostics(diagnostics)
+        shown = groups if max_errors == 0 else groups[:max_errors]
+        for group in shown:
+            print_diagnostic(console, group[0])
+            if len(group) > 1:
+                console.print(f"    {escape(_others_line(group))}", highlight=False)
+        hidden = groups[len(shown) :]
+        if hidden:
+            console.print(escape(_hidden_line(hidden, max_errors)), highlight=False)
+        out = Console(highlight=False, soft_wrap=True)
         if not errors:
-            Console(highlight=False, soft_wrap=True).print(
-                escape(_ok_line(model, summary, stop_after, len(diagnostics)))
-            )
+            out.print(escape(_ok_line(model, summary, stop_after, len(diagnostics))))
+        else:
+            out.print(escape(_failed_line(model, summary, stop_after, diagnostics, groups)))
     if errors:
         sys.exit(EXIT_ERROR)
+
+
+def _same_way(d: Diagnostic) -> tuple[object, ...]:
+    """What two diagnostics share when they fail the same way: the message with the op's own
+    names (custom name, domain, tensor) taken out, and the kind of op."""
+    loc = d.location
+    message = d.message
+    for name in (loc.name, loc.domain, loc.tensor):
+        if name:
+            message = message.replace(name, "\0")
+    return (d.severity, loc.file, loc.op, loc.key, loc.line, loc.column, message)
+
+
+def group_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> list[list[Diagnostic]]:
+    """The diagnostics grouped by :func:`_same_way`, in the order each group first appears."""
+    groups: dict[tuple[object, ...], list[Diagnostic]] = {}
+    for d in diagnostics:
+        groups.setdefault(_same_way(d), []).append(d)
+    return list(groups.values())
+
+
+_OTHERS_LISTED = 5
+"""Ops named in the line under a group; the rest are counted."""
+
+
+def _others_line(group: list[Diagnostic]) -> str:
+    """``and 9 more ops the same way: op #3 'Op0', op #6 'Op0', ... (4 more)``."""
+    others = group[1:]
+    named = []
+    for d in others[:_OTHERS_LISTED]:
+        loc = d.location
+        text = f"op #{loc.op_index}" if loc.op_index is not None else "another"
+        if loc.name:
+            text += f" '{loc.name}'"
+        elif loc.tensor:
+            text += f" (tensor '{loc.tensor}')"
+        named.append(text)
+    rest = len(others) - len(named)
+    tail = f" and {rest} more" if rest else ""
+    what = "error" if group[0].severity is Severity.ERROR else "warning"
+    return f"the same {what} for {len(others)} more: {', '.join(named)}{tail}"
+
+
+def _hidden_line(hidden: list[list[Diagnostic]], limit: int) -> str:
+    errors = sum(len(g) for g in hidden if g[0].severity is Severity.ERROR)
+    warnings = sum(len(g) for g in hidden if g[0].severity is Severity.WARNING)
+    parts = [
+        f"{n} more {w}{'s' if n != 1 else ''}"
+        for n, w in ((errors, "error"), (warnings, "warning"))
+        if n
+    ]
+    return (
+        f"... and {' and '.join(parts)} not shown (--max-errors {limit}; --max-errors 0 lists "
+        "them all, --json keeps them all)"
+    )
+
+
+def _failed_line(
+    model: Path,
+    summary: dict[str, Any],
+    stop_after: str,
+    diagnostics: tuple[Diagnostic, ...],
+    groups: list[list[Diagnostic]],
+) -> str:
+    """``model.tosa: 30 errors (3 distinct), 2 warnings; 30 operators``."""
+    errors = [g for g in groups if g[0].severity is Severity.ERROR]
+    count = sum(len(g) for g in errors)
+    text = f"{model}: {count} error{'s' if count != 1 else ''}"
+    if len(errors) != count:
+        text += f" ({len(errors)} distinct)"
+    warnings = len(diagnostics) - count
+    if warnings:
+        text += f", {warnings} warning{'s' if warnings != 1 else ''}"
+    facts = [
+        f"{summary[key]} {key if summary[key] != 1 else key[:-1]}"
+        for key in ("operators", "partitions")
+        if key in summary
+    ]
+    if facts:
+        text += "; " + ", ".join(facts)
+    if stop_after not in ("layout", "encode"):
+        text += f" (stopped after {stop_after})"
+    return text
 
 
 def _ok_line(model: Path, summary: dict[str, Any], stop_after: str, warnings: int) -> str:
