@@ -93,6 +93,11 @@ class ToFile:
 
     path: Path
     report: Path | None = None
+    hold: list[Any] | None = field(default=None, compare=False)
+    """Where to leave the written files instead of renaming them into place: a list that gets
+    the :class:`vgfc.files.Staged` outputs, for :func:`vgfc.files.commit` (or
+    :func:`vgfc.files.discard`) once the caller knows it wants them (``vgfc compile`` prints
+    its summary first, so that output it cannot print leaves the old files)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +317,7 @@ def _write(run: _Run, model: Model, sink: ToFile) -> None:
 
     # The report and the VGF are renamed into place together: an interrupt leaves both old or
     # both new.
-    write_atomically(sink.path, write, inputs=inputs, together=together)
+    write_atomically(sink.path, write, inputs=inputs, together=together, hold=sink.hold)
 
 
 def input_files(source: str | os.PathLike[str], options: Options) -> tuple[Path, ...]:

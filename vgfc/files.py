@@ -55,7 +55,7 @@ import secrets
 import signal
 import stat
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -71,6 +71,8 @@ __all__ = [
     "Staged",
     "WriteLog",
     "check_output",
+    "commit",
+    "discard",
     "interrupt_on_signals",
     "map_input",
     "open_input",
@@ -535,6 +537,7 @@ def write_atomically(
     *,
     inputs: Iterable[Pathish] = (),
     together: list[Staged] | None = None,
+    hold: list[Staged] | None = None,
 ) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename: never a partial file,
     never anything but a regular file replaced, never one of ``inputs`` (:func:`check_output`).
@@ -546,7 +549,11 @@ def write_atomically(
 
     ``together``: outputs staged (:func:`stage`) before or while ``data`` is written, such as
     a report that records the VGF's digest; they are renamed into place with this one, with
-    the interrupt signals held, so an interrupt leaves all of them old or all of them new."""
+    the interrupt signals held, so an interrupt leaves all of them old or all of them new.
+
+    ``hold``: a list that gets the staged outputs instead, written but not renamed, for
+    :func:`commit` or :func:`discard` later (until then a :class:`BaseException`, an
+    interrupt, must end in one of them)."""
     inputs = tuple(inputs)
     others = together if together is not None else []
     try:
@@ -557,6 +564,14 @@ def write_atomically(
                 other.discard()
         raise
     group = [*others, staged]
+    if hold is not None:
+        hold.extend(group)
+        return
+    commit(group)
+
+
+def commit(group: Sequence[Staged]) -> None:
+    """Rename staged outputs into place together, with the interrupt signals held."""
     with _signals_held():
         try:
             for item in group:
@@ -564,6 +579,13 @@ def write_atomically(
         finally:
             for item in group:
                 item.discard()
+
+
+def discard(group: Sequence[Staged]) -> None:
+    """Remove staged outputs' temporary files: their targets stay as they were."""
+    with _signals_held():
+        for item in group:
+            item.discard()
 
 
 def stage(path: Pathish, data: bytes, *, inputs: Iterable[Pathish] = ()) -> Staged:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from vgfc.cli.options import compile_options
+from vgfc.cli.options import InputPath, compile_options
 from vgfc.cli.support import (
     EXIT_ERROR,
     EXIT_INTERNAL,
@@ -35,7 +35,7 @@ REPORT_NEXT_TO_OUTPUT = ""
     nargs=-1,
     required=True,
     metavar="MODEL...",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=InputPath(),
 )
 @click.option(
     "-o",
@@ -180,12 +180,15 @@ def compile_command(
 
 def _looks_like_a_model(path: Path) -> bool:
     """A ``.tosa`` name, or a file that starts like a TOSA flatbuffer (identifier ``TOSA``)."""
+    from vgfc.diagnostics import VgfcError
+    from vgfc.files import open_input
+
     if path.suffix.lower() == ".tosa":
         return True
-    try:
-        with path.open("rb") as f:
-            return f.read(8)[4:8] == b"TOSA"
-    except OSError:
+    try:  # a FIFO or a device is no model (and must not block or be read here)
+        with open_input(path) as f:
+            return f.header(8)[4:8] == b"TOSA"
+    except VgfcError:
         return False
 
 
@@ -249,30 +252,55 @@ def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
     """One model: errors end the command (``handle_errors``); a table of the segments."""
     from vgfc.compiler import compile_to
 
-    if quiet:  # nothing printed but warnings: rich is not even imported unless there are some
-        result = compile_to(job.model, job.output, job.report, options)
-        if result.warnings:
-            console = stderr_console()
-            for d in result.warnings:
-                print_diagnostic(console, d)
+    if not quiet:
+        _compile_and_show(job, options)
         return
+    # Nothing printed but warnings: rich is not even imported unless there are some.
+    result = compile_to(job.model, job.output, job.report, options)
+    if result.warnings:
+        console = stderr_console()
+        for d in result.warnings:
+            print_diagnostic(console, d)
 
+
+def _compile_and_show(job: Job, options: Options) -> None:
+    """One model with its summary table. The files are renamed into place only once the table
+    is out: output that cannot be printed (a full disk, a closed stdout) leaves the old files,
+    and the error says so."""
+    from vgfc.compiler import ToFile
+    from vgfc.diagnostics import InputError, VgfcError
+    from vgfc.files import WRITES, Staged, commit, discard
+
+    held: list[Staged] = []
+    sink = ToFile(job.output, job.report, hold=held)
+    try:
+        _show(job, options, sink)
+        sys.stdout.flush()
+    except VgfcError as e:
+        discard(held)
+        if e.location.file != "standard output":
+            raise
+        raise InputError(f"{e.message}; {WRITES.outcome()}", e.location) from None
+    except BaseException:
+        discard(held)
+        raise
+    commit(held)
+
+
+def _show(job: Job, options: Options, sink: Any) -> None:
     from rich.console import Console
 
     from vgfc.cli.tables import word_table
+    from vgfc.compiler import compile_model
     from vgfc.report import kernel_lines, summarize_ops
 
     console = stderr_console()
     if not console.is_terminal:
-        result = compile_to(job.model, job.output, job.report, options)
+        result = compile_model(job.model, options, sink=sink)
     else:
         with console.status("compiling") as status:
-            result = compile_to(
-                job.model,
-                job.output,
-                job.report,
-                options,
-                lambda s: status.update(f"{s}..."),
+            result = compile_model(
+                job.model, options, lambda s: status.update(f"{s}..."), sink=sink
             )
     for d in result.warnings:
         print_diagnostic(console, d)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import click
 
 import vgfc
-from vgfc.cli.options import compile_options
+from vgfc.cli.options import InputPath, compile_options
 from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import UnsupportedError
 
@@ -122,7 +122,7 @@ def _note(text: str) -> None:
     "--input",
     "input_path",
     required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=InputPath(),
     help="The TOSA flatbuffer to compile.",
 )
 @click.option(

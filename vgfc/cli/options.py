@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TARGET_NAMES",
     "FiniteFloat",
+    "InputPath",
     "Seconds",
     "compile_options",
     "model_argument",
@@ -40,9 +41,26 @@ F = TypeVar("F", bound=Callable[..., Any])
 # not import the back end; a test keeps the two equal.
 TARGET_NAMES = ("scenario-runner", "executorch")
 
-model_argument = click.argument(
-    "model", type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+
+class InputPath(click.Path):
+    """A file a command reads: a missing one is a usage error (exit 2), as click has it; what
+    else is wrong with it (a symlink loop, a FIFO, a device) is left to
+    :func:`vgfc.files.open_input`, which names it (exit 1), where click would call a symlink
+    loop missing."""
+
+    def __init__(self) -> None:
+        super().__init__(exists=False, dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import os
+
+        if isinstance(value, str | os.PathLike) and not os.path.lexists(value):
+            name = click.format_filename(value)
+            self.fail(f"{self.name.title()} {name!r} does not exist.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+model_argument = click.argument("model", type=InputPath())
 """The MODEL.tosa argument of the commands that read a model."""
 
 

@@ -31,7 +31,7 @@ __all__ = ["partition"]
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Write the JSON or DOT text to this file instead of standard output (atomically; "
     "the model, a library or anything but a regular file is refused).",
 )

@@ -19,7 +19,7 @@ from vgfc.diagnostics import InputError, did_you_mean
 from vgfc.limits import quote
 from vgfc.resolve.expr import Expr
 
-__all__ = ["check_compose_ops"]
+__all__ = ["check_compose_ops", "kind_problem"]
 
 Fail = Callable[[str, list[Any]], InputError]
 """Makes the error for a message and a path of keys into the library document."""
@@ -51,7 +51,7 @@ def check_compose_ops(ops: Sequence[Any], fail: Fail, at: list[Any]) -> None:
                     f"{did_you_mean(key, sig.attributes)}",
                     [*here, "attrs", key],
                 )
-            problem = _kind_problem(value, sig.attributes[key])
+            problem = kind_problem(value, sig.attributes[key])
             if problem:
                 raise fail(f"{op.op} {key}: {problem}", [*here, "attrs", key])
         missing = [key for key in sig.attributes if key not in op.attrs]
@@ -109,12 +109,19 @@ def _check_counts(op: Any, sig: Any, fail: Fail, here: list[Any]) -> None:
         )
 
 
-def _kind_problem(value: Any, kind: str | tuple[str, ...]) -> str | None:
+def kind_problem(value: Any, kind: str | tuple[str, ...]) -> str | None:
     """Why a literal ``value`` cannot be an attribute of ``kind``; ``None`` when it can (an
     expression is checked when it is evaluated)."""
-    if isinstance(value, Expr) and value.tree is not None:
-        return None
-    literal = value.value if isinstance(value, Expr) else value
+    if isinstance(value, Expr):
+        if value.names():
+            return None  # known only with a model's shapes and parameters
+        literal = value.evaluate({})
+        if isinstance(literal, float) and literal.is_integer() and value.tree is not None:
+            literal = int(literal)  # as the expansion takes it (vgfc.resolve.bind)
+        if isinstance(literal, tuple):
+            literal = tuple(Expr(repr(v), None, v) for v in literal)
+    else:
+        literal = value
     if isinstance(kind, tuple):
         if isinstance(literal, str) and literal in kind:
             return None
@@ -123,7 +130,7 @@ def _kind_problem(value: Any, kind: str | tuple[str, ...]) -> str | None:
         if not isinstance(literal, tuple) or not literal:
             return f"expects a list of integers, not {quote(literal)}"
         for item in literal:
-            problem = _kind_problem(item, "integer")
+            problem = kind_problem(item, "integer")
             if problem:
                 return problem
         return None

@@ -35,7 +35,7 @@ from typing import Any
 
 from vgfc.limits import LIMITS
 
-__all__ = ["Expr", "ExprError", "Value"]
+__all__ = ["Expr", "ExprError", "LimitError", "Value"]
 
 Value = Any
 """What an expression yields: an int, float, bool, str or a tuple of them."""
@@ -43,6 +43,11 @@ Value = Any
 
 class ExprError(ValueError):
     """An expression that does not parse or cannot be evaluated; the message says why."""
+
+
+class LimitError(ExprError):
+    """An expression that goes beyond a limit of :mod:`vgfc.limits` (a huge number, a power,
+    a round to too many digits): wrong whatever the model's shapes are."""
 
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
@@ -76,7 +81,7 @@ def _round(value: Any, digits: Any = None) -> Any:
         if isinstance(digits, bool) or not isinstance(digits, int):
             raise ExprError(f"round takes a whole number of digits, not {digits!r}")
         if abs(digits) > _MAX_POWER:
-            raise ExprError(f"round to {digits} digits: at most {_MAX_POWER} either way")
+            raise LimitError(f"round to {digits} digits: at most {_MAX_POWER} either way")
         return round(value, digits)
     return round(value)
 
@@ -138,7 +143,7 @@ class Expr:
         try:
             return _eval(self.tree, scope)
         except ExprError as e:
-            raise ExprError(f"'{self.text}': {e}") from None
+            raise type(e)(f"'{self.text}': {e}") from None
         except ZeroDivisionError:
             raise ExprError(f"'{self.text}' divides by zero") from None
         except (TypeError, ValueError, OverflowError, RecursionError) as e:
@@ -218,12 +223,12 @@ def _bounded(value: Value) -> Value:
         return value
     if isinstance(value, int):
         if abs(value) > _MAX_INT:
-            raise ExprError("a number beyond 2**64 (expression_int_max)")
+            raise LimitError("a number beyond 2**64 (expression_int_max)")
     elif isinstance(value, float):
         if not math.isfinite(value):
-            raise ExprError(f"{value} is not a finite number")
+            raise LimitError(f"{value} is not a finite number")
     elif isinstance(value, tuple | str) and len(value) > _MAX_ITEMS:
-        raise ExprError(f"a list or string longer than {_MAX_ITEMS} (expression_items_max)")
+        raise LimitError(f"a list or string longer than {_MAX_ITEMS} (expression_items_max)")
     return value
 
 
@@ -255,25 +260,25 @@ def _eval_unbounded(node: ast.expr, scope: Mapping[str, Value]) -> Value:
     if isinstance(node, ast.BinOp):
         left, right = _eval(node.left, scope), _eval(node.right, scope)
         if isinstance(node.op, ast.Pow) and isinstance(right, int | float) and right > _MAX_POWER:
-            raise ExprError(f"a power above {_MAX_POWER} is not allowed")
+            raise LimitError(f"a power above {_MAX_POWER} is not allowed")
         if (
             isinstance(node.op, ast.Pow)
             and isinstance(left, float | int)
             and isinstance(right, int | float)
             and right < -_MAX_POWER
         ):
-            raise ExprError(f"a power below -{_MAX_POWER} is not allowed")
+            raise LimitError(f"a power below -{_MAX_POWER} is not allowed")
         if isinstance(left, str | tuple) or isinstance(right, str | tuple):
             if not (isinstance(node.op, ast.Add) and type(left) is type(right)):
                 raise ExprError("strings and lists can only be joined with +")
             if len(left) + len(right) > _MAX_ITEMS:
-                raise ExprError(f"a list or string longer than {_MAX_ITEMS}")
+                raise LimitError(f"a list or string longer than {_MAX_ITEMS}")
         for value in (left, right):
             if isinstance(value, int) and abs(value) > _MAX_INT:
-                raise ExprError("a number beyond 2**64")
+                raise LimitError("a number beyond 2**64")
         result = _BINARY[type(node.op)](left, right)
         if isinstance(result, int) and abs(result) > _MAX_INT:
-            raise ExprError("the result goes beyond 2**64")
+            raise LimitError("the result goes beyond 2**64")
         return result
     if isinstance(node, ast.UnaryOp):
         value = _eval(node.operand, scope)

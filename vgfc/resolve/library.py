@@ -554,13 +554,20 @@ class _Reader:
             e = Expr.parse(value)
         except ExprError as err:
             raise self.fail(str(err), at) from None
-        unknown = sorted(e.names() - known)
+        names = e.names()
+        unknown = sorted(names - known)
         if unknown:
             raise self.fail(
                 f"'{e.text}' reads {unknown[0]!r}, which is no parameter, operand or dimension "
                 f"here (known: {', '.join(sorted(known))})",
                 at,
             )
+        if e.tree is not None and not names:
+            # It reads nothing: what it gives (or the limit it breaks) is known now.
+            try:
+                e.evaluate({})
+            except ExprError as err:
+                raise self.fail(str(err), at) from None
         return e
 
     def rule(
@@ -681,7 +688,7 @@ class _Reader:
             self.expr(v, known, [*at, "dispatch", key, k]) for k, v in enumerate(dispatch[key])
         )
         for k, e in enumerate(sizes):
-            if e.tree is None:
+            if not e.names():
                 try:
                     dispatch_size(e, {})
                 except ExprError as err:
@@ -955,13 +962,15 @@ def _check_literals(constant: Constant) -> None:
             f"more than the {LIMITS.compose_constant_elements_max} values a composed op's "
             "constant may have (compose_constant_elements_max)"
         )
-    if constant.shape is not None and all(e.tree is None for e in constant.shape):
+    if constant.shape is not None and not any(e.names() for e in constant.shape):
         _check_dims([e.whole({}) for e in constant.shape])
     if constant.dtype == "SHAPE" or constant.dtype in DType.__members__:
         dtype = _dtype(constant.dtype)
         for e in exprs:
-            if e.tree is None:
-                _check_value(e.value, dtype)
+            if not e.names():
+                value = e.evaluate({})
+                for item in value if isinstance(value, tuple) else (value,):
+                    _check_value(item, dtype)
 
 
 def build_constant(constant: Constant, dtype: DType, scope: Mapping[str, Any]) -> Any:
