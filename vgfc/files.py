@@ -232,7 +232,10 @@ def open_input(
             raise fail(f"{kind}, not a regular file")
         if limit is not None and info.st_size > limit:
             name = f" ({limit_name})" if limit_name else ""
-            raise fail(f"{info.st_size} bytes, more than the {limit} a {what} may have{name}")
+            article = "an" if what[:1] in "aeiou" else "a"
+            raise fail(
+                f"{info.st_size} bytes, more than the {limit} {article} {what} may have{name}"
+            )
         opened = InputFile(fd, info.st_size, fail)
     except BaseException:
         os.close(fd)
@@ -291,37 +294,64 @@ class Interrupted(BaseException):
 
 
 _interrupted: list[int] = []
+"""The signal that raised :class:`Interrupted` (or KeyboardInterrupt), once one has."""
+_deferred: list[int] = []
+"""Signals that came while a rename or a cleanup was under way, raised when it ends."""
+_holding = [0]
+"""How deep the main thread is in :func:`_signals_held` sections."""
 
 
 def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
     # Only the first signal raises: a second one must not cut short the cleanup the first
-    # one started (removing temporary files, ending workers).
+    # one started (removing temporary files, ending workers). One that comes while a temporary
+    # file is being created, renamed or removed waits until that is done.
     if _interrupted:
         return
+    if _holding[0]:
+        _deferred.append(signum)
+        return
+    _raise_now(signum)
+
+
+def _raise_now(signum: int) -> None:
     _interrupted.append(signum)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Interrupted(signum)
 
 
 def interrupt_on_signals() -> None:
-    """Make SIGTERM, SIGHUP and SIGQUIT raise :class:`Interrupted` in the main thread (a
-    command's process; a library user's process keeps its own handlers)."""
+    """Make SIGTERM, SIGHUP and SIGQUIT raise :class:`Interrupted` in the main thread, and
+    SIGINT ``KeyboardInterrupt`` as it does, but never in the middle of creating, renaming or
+    removing an output's temporary file (a command's process; a library user's process keeps
+    its own handlers)."""
     _interrupted.clear()
-    for signum in INTERRUPTS:
+    _deferred.clear()
+    for signum in (signal.SIGINT, *INTERRUPTS):
         with contextlib.suppress(OSError, ValueError):
             signal.signal(signum, _raise_interrupted)
 
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold the interrupt signals (delivered when the block ends) in this thread."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
+    """Hold the interrupts until the block ends. Python runs signal handlers in the main
+    thread, but the kernel may deliver a signal to any thread (numpy's, say), so the handlers
+    of :func:`interrupt_on_signals` defer it while a block runs; blocking the signals in this
+    thread as well covers a process without those handlers."""
+    _holding[0] += 1
+    old = None
+    if hasattr(signal, "pthread_sigmask"):
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        _holding[0] -= 1
+        if not _holding[0] and _deferred and not _interrupted:
+            signum = _deferred[0]
+            _deferred.clear()
+            _raise_now(signum)
 
 
 # --- writing --------------------------------------------------------------------------------
@@ -472,12 +502,15 @@ class Staged:
         self.existed = self.target.exists()
         self.tmp: Path | None = None
         self.done = False
-        fd, self.tmp = _open_temporary(self.target, path)
+        output: _Output | None = None
         try:
+            # Created and recorded with the interrupts held: an interrupt right after the file
+            # appears finds it recorded here, and the cleanup below removes it.
+            with _signals_held():
+                fd, self.tmp = _open_temporary(self.target, path)
+                output = _Output(fd)
             with contextlib.suppress(OSError):  # an existing file's permission bits, never
                 os.fchmod(fd, os.stat(self.target).st_mode & 0o777)  # its setuid/setgid
-            output = _Output(fd)
-            fd = -1
             with output:
                 if callable(data):
                     data(output)
@@ -485,9 +518,9 @@ class Staged:
                     output.write(data)
         except BaseException as e:
             with _signals_held():
-                if fd >= 0:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+                if output is not None and not output.closed:
+                    with contextlib.suppress(Exception):
+                        output.close()
                 self.discard()
             if isinstance(e, _WriteFailed):
                 raise _output_error(path, _write_reason(e.error)) from None

@@ -397,21 +397,6 @@ def _serve(
         end_all()
 
 
-class _Ended(BaseException):
-    """SIGTERM, SIGHUP or SIGQUIT reached a graceful worker: unwind, removing temporary
-    files."""
-
-
-_ending: list[int] = []
-
-
-def _end(signum: int, _frame: object) -> None:
-    # Once: a second signal must not cut short the unwinding the first one started.
-    if not _ending:
-        _ending.append(signum)
-        raise _Ended(signum)
-
-
 def _answer(
     sock: socket.socket,
     log_fd: int,
@@ -420,12 +405,19 @@ def _answer(
 ) -> None:
     import resource
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    # The parent's handlers (vgfc.files.interrupt_on_signals) are not the worker's: a graceful
-    # worker unwinds on these signals (removing its temporary files), others just end.
-    for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), _end if graceful else signal.SIG_DFL)
+    # A graceful worker (one that writes files) unwinds on SIGTERM, SIGHUP and SIGQUIT as a
+    # command does, removing its temporary files (vgfc.files.interrupt_on_signals, which also
+    # keeps a signal from landing between creating a temporary file and recording it); others
+    # just end. Ctrl-C is the parent's to handle.
+    if graceful:
+        from vgfc.files import interrupt_on_signals
+
+        interrupt_on_signals()
+    else:
+        for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     faulthandler.disable()  # a crash here is reported by the parent, not dumped on its stderr
     # Hold none of the caller's standard streams (a pipe would not see its end while the worker
     # lives); C++ runtime messages (bad_alloc) go to the parent, not to the terminal.

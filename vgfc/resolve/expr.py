@@ -81,7 +81,9 @@ def _round(value: Any, digits: Any = None) -> Any:
         if isinstance(digits, bool) or not isinstance(digits, int):
             raise ExprError(f"round takes a whole number of digits, not {digits!r}")
         if abs(digits) > _MAX_POWER:
-            raise LimitError(f"round to {digits} digits: at most {_MAX_POWER} either way")
+            raise LimitError(
+                f"round to {digits} digits: at most {_MAX_POWER} either way (expression_power_max)"
+            )
         return round(value, digits)
     return round(value)
 
@@ -114,7 +116,7 @@ class Expr:
             try:
                 _bounded(source)
             except ExprError as e:
-                raise ExprError(f"{_shown(source)}: {e}") from None
+                raise type(e)(f"{_shown(source)}: {e}") from None
             return cls(_shown(source), None, source)
         if not isinstance(source, str):
             raise ExprError(f"expected a number or an expression, got {type(source).__name__}")
@@ -188,7 +190,7 @@ def _check(tree: ast.expr, source: str) -> None:
             try:
                 _bounded(node.value)
             except ExprError as e:
-                raise ExprError(f"'{source}': {e}") from None
+                raise type(e)(f"'{source}': {e}") from None
         elif not isinstance(
             node,
             ast.BinOp
@@ -260,14 +262,14 @@ def _eval_unbounded(node: ast.expr, scope: Mapping[str, Value]) -> Value:
     if isinstance(node, ast.BinOp):
         left, right = _eval(node.left, scope), _eval(node.right, scope)
         if isinstance(node.op, ast.Pow) and isinstance(right, int | float) and right > _MAX_POWER:
-            raise LimitError(f"a power above {_MAX_POWER} is not allowed")
+            raise LimitError(f"a power above {_MAX_POWER} is not allowed (expression_power_max)")
         if (
             isinstance(node.op, ast.Pow)
             and isinstance(left, float | int)
             and isinstance(right, int | float)
             and right < -_MAX_POWER
         ):
-            raise LimitError(f"a power below -{_MAX_POWER} is not allowed")
+            raise LimitError(f"a power below -{_MAX_POWER} is not allowed (expression_power_max)")
         if isinstance(left, str | tuple) or isinstance(right, str | tuple):
             if not (isinstance(node.op, ast.Add) and type(left) is type(right)):
                 raise ExprError("strings and lists can only be joined with +")
@@ -275,10 +277,10 @@ def _eval_unbounded(node: ast.expr, scope: Mapping[str, Value]) -> Value:
                 raise LimitError(f"a list or string longer than {_MAX_ITEMS}")
         for value in (left, right):
             if isinstance(value, int) and abs(value) > _MAX_INT:
-                raise LimitError("a number beyond 2**64")
+                raise LimitError("a number beyond 2**64 (expression_int_max)")
         result = _BINARY[type(node.op)](left, right)
         if isinstance(result, int) and abs(result) > _MAX_INT:
-            raise LimitError("the result goes beyond 2**64")
+            raise LimitError("the result goes beyond 2**64 (expression_int_max)")
         return result
     if isinstance(node, ast.UnaryOp):
         value = _eval(node.operand, scope)

@@ -533,14 +533,20 @@ class _Includer:
             if not self._inside(real):
                 self._note(f"{shown}: resolves outside the include folders (-I), so it is not read")
                 return None
-            left = LIMITS.include_bytes_max - self.read
             try:
                 with open_input(
                     real,
                     what="include",
-                    limit=min(LIMITS.include_file_bytes_max, max(left, 0)),
+                    limit=LIMITS.include_file_bytes_max,
+                    limit_name="include_file_bytes_max",
                     shown=str(path),
                 ) as f:
+                    if self.read + f.size > LIMITS.include_bytes_max:
+                        self._note(
+                            f"{shown}: the includes of this shader would read more than "
+                            f"{LIMITS.include_bytes_max} bytes together (include_bytes_max)"
+                        )
+                        return None
                     data = f.read()
                 data.decode()
             except VgfcError as exc:
