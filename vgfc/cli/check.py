@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vgfc.cli.options import compile_options, model_argument
-from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_diagnostic, stderr_console
+from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_bounded, stderr_console
 from vgfc.compiler import STAGES
 from vgfc.diagnostics import Severity
 from vgfc.limits import LIMITS
@@ -32,7 +32,8 @@ __all__ = ["check"]
     show_default=True,
     metavar="N",
     help="List at most N errors (ops that fail the same way are one, listed with the others' "
-    "numbers), then say how many more there are; 0 lists them all. --json keeps them all.",
+    "numbers), then say how many more there are; 0 lists every error of every op. --json "
+    "keeps them all.",
 )
 @click.option(
     "--stop-after",
@@ -88,16 +89,7 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
         }
         click.echo(json.dumps(doc, indent=2))
     else:
-        console = stderr_console()
-        groups = group_diagnostics(diagnostics)
-        shown = groups if max_errors == 0 else groups[:max_errors]
-        for group in shown:
-            print_diagnostic(console, group[0])
-            if len(group) > 1:
-                console.print(f"    {escape(_others_line(group))}", highlight=False)
-        hidden = groups[len(shown) :]
-        if hidden:
-            console.print(escape(_hidden_line(hidden, max_errors)), highlight=False)
+        groups = print_bounded(stderr_console(), diagnostics, max_errors)
         out = Console(highlight=False, soft_wrap=True)
         if not errors:
             out.print(escape(_ok_line(model, summary, stop_after, len(diagnostics))))
@@ -105,61 +97,6 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
             out.print(escape(_failed_line(model, summary, stop_after, diagnostics, groups)))
     if errors:
         sys.exit(EXIT_ERROR)
-
-
-def _same_way(d: Diagnostic) -> tuple[object, ...]:
-    """What two diagnostics share when they fail the same way: the message with the op's own
-    names (custom name, domain, tensor) taken out, and the kind of op."""
-    loc = d.location
-    message = d.message
-    for name in (loc.name, loc.domain, loc.tensor):
-        if name:
-            message = message.replace(name, "\0")
-    return (d.severity, loc.file, loc.op, loc.key, loc.line, loc.column, message)
-
-
-def group_diagnostics(diagnostics: tuple[Diagnostic, ...]) -> list[list[Diagnostic]]:
-    """The diagnostics grouped by :func:`_same_way`, in the order each group first appears."""
-    groups: dict[tuple[object, ...], list[Diagnostic]] = {}
-    for d in diagnostics:
-        groups.setdefault(_same_way(d), []).append(d)
-    return list(groups.values())
-
-
-_OTHERS_LISTED = 5
-"""Ops named in the line under a group; the rest are counted."""
-
-
-def _others_line(group: list[Diagnostic]) -> str:
-    """``and 9 more ops the same way: op #3 'Op0', op #6 'Op0', ... (4 more)``."""
-    others = group[1:]
-    named = []
-    for d in others[:_OTHERS_LISTED]:
-        loc = d.location
-        text = f"op #{loc.op_index}" if loc.op_index is not None else "another"
-        if loc.name:
-            text += f" '{loc.name}'"
-        elif loc.tensor:
-            text += f" (tensor '{loc.tensor}')"
-        named.append(text)
-    rest = len(others) - len(named)
-    tail = f" and {rest} more" if rest else ""
-    what = "error" if group[0].severity is Severity.ERROR else "warning"
-    return f"the same {what} for {len(others)} more: {', '.join(named)}{tail}"
-
-
-def _hidden_line(hidden: list[list[Diagnostic]], limit: int) -> str:
-    errors = sum(len(g) for g in hidden if g[0].severity is Severity.ERROR)
-    warnings = sum(len(g) for g in hidden if g[0].severity is Severity.WARNING)
-    parts = [
-        f"{n} more {w}{'s' if n != 1 else ''}"
-        for n, w in ((errors, "error"), (warnings, "warning"))
-        if n
-    ]
-    return (
-        f"... and {' and '.join(parts)} not shown (--max-errors {limit}; --max-errors 0 lists "
-        "them all, --json keeps them all)"
-    )
 
 
 def _failed_line(

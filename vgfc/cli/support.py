@@ -12,7 +12,7 @@ import errno
 import io
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -31,8 +31,10 @@ __all__ = [
     "emit",
     "escape",
     "finish_process",
+    "group_diagnostics",
     "handle_errors",
     "prepare_process",
+    "print_bounded",
     "print_diagnostic",
     "report_interrupt",
     "run_command",
@@ -244,19 +246,22 @@ def finish_process(code: object) -> NoReturn:
         with contextlib.suppress(OSError):
             print(code, file=sys.stderr)
     reported = bool(_stdout_failed)
+    failed = reported
     try:
         if sys.stdout is not None:
             sys.stdout.flush()
     except BrokenPipeError:
+        failed = True
         status = status or EXIT_ERROR
     except VgfcError as e:
+        failed = True
         if not reported:
             with contextlib.suppress(OSError, VgfcError):
                 print_diagnostic(stderr_console(), e.diagnostic, "error")
         status = status or EXIT_ERROR
-    finally:
-        _ClosedStream.failing = False
+    if failed:
         # Whatever is still buffered would be flushed again at exit, with a traceback.
+        _ClosedStream.failing = False
         with contextlib.suppress(OSError):
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
@@ -299,3 +304,84 @@ def emit(text: str, output: Path | None, inputs: tuple[Path, ...] = ()) -> None:
         from vgfc.files import write_atomically
 
         write_atomically(output, text.encode("utf-8"), inputs=inputs)
+
+
+# --- bounded reports ---------------------------------------------------------------------------
+
+
+def _same_way(d: Diagnostic) -> tuple[object, ...]:
+    """What two diagnostics share when they fail the same way: the message with the op's own
+    names (custom name, domain, tensor) taken out, and the kind of op."""
+    loc = d.location
+    message = d.message
+    for name in (loc.name, loc.domain, loc.tensor):
+        if name:
+            message = message.replace(name, "\0")
+    return (d.severity, loc.file, loc.op, loc.key, loc.line, loc.column, message)
+
+
+def group_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[list[Diagnostic]]:
+    """The diagnostics grouped by :func:`_same_way`, in the order each group first appears."""
+    groups: dict[tuple[object, ...], list[Diagnostic]] = {}
+    for d in diagnostics:
+        groups.setdefault(_same_way(d), []).append(d)
+    return list(groups.values())
+
+
+_OTHERS_LISTED = 5
+"""Ops named in the line under a group; the rest are counted."""
+
+
+def _others_line(group: list[Diagnostic]) -> str:
+    """``and 9 more ops the same way: op #3 'Op0', op #6 'Op0', ... (4 more)``."""
+    others = group[1:]
+    named = []
+    for d in others[:_OTHERS_LISTED]:
+        loc = d.location
+        text = f"op #{loc.op_index}" if loc.op_index is not None else "another"
+        if loc.name:
+            text += f" '{loc.name}'"
+        elif loc.tensor:
+            text += f" (tensor '{loc.tensor}')"
+        named.append(text)
+    rest = len(others) - len(named)
+    tail = f" and {rest} more" if rest else ""
+    what = "error" if group[0].severity is Severity.ERROR else "warning"
+    return f"the same {what} for {len(others)} more: {', '.join(named)}{tail}"
+
+
+def _hidden_line(hidden: list[list[Diagnostic]], limit: int) -> str:
+    errors = sum(len(g) for g in hidden if g[0].severity is Severity.ERROR)
+    warnings = sum(len(g) for g in hidden if g[0].severity is Severity.WARNING)
+    parts = [
+        f"{n} more {w}{'s' if n != 1 else ''}"
+        for n, w in ((errors, "error"), (warnings, "warning"))
+        if n
+    ]
+    return (
+        f"... and {' and '.join(parts)} not shown (--max-errors {limit}; --max-errors 0 lists "
+        "them all, --json keeps them all)"
+    )
+
+
+def print_bounded(
+    console: Console, diagnostics: Sequence[Diagnostic], max_errors: int
+) -> list[list[Diagnostic]]:
+    """Print ``diagnostics`` as a compiler bounds its report: those that fail the same way as
+    one (the first, then a line naming the others), at most ``max_errors`` of them, then a line
+    saying how many more there are; ``max_errors`` 0 prints every one on its own line. Returns
+    the groups."""
+    groups = group_diagnostics(diagnostics)
+    if max_errors == 0:
+        for d in diagnostics:
+            print_diagnostic(console, d)
+        return groups
+    shown = groups if max_errors == 0 else groups[:max_errors]
+    for group in shown:
+        print_diagnostic(console, group[0])
+        if len(group) > 1:
+            console.print(f"    {escape(_others_line(group))}", highlight=False)
+    hidden = groups[len(shown) :]
+    if hidden:
+        console.print(escape(_hidden_line(hidden, max_errors)), highlight=False)
+    return groups

@@ -31,18 +31,20 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+FULL = ">/dev/full", "no space left on the device"
+CLOSED = ">&-", "it is closed"
+
+
 @pytest.mark.parametrize(
-    "args",
+    ("args", "redirect", "reason"),
     [
-        "--version",
-        f"partition {MODEL}",
-        f"partition {MODEL} --json",
-        f"check {MODEL}",
-        "kernels mediapipe",
+        ("--version", *FULL),
+        ("--version", *CLOSED),
+        (f"partition {MODEL}", *FULL),
+        (f"partition {MODEL} --json", *CLOSED),
+        (f"check {MODEL}", *FULL),
+        ("kernels mediapipe", *CLOSED),
     ],
-)
-@pytest.mark.parametrize(
-    ("redirect", "reason"), [(">/dev/full", "no space left on the device"), (">&-", "it is closed")]
 )
 def test_output_that_cannot_be_written_is_one_error_line(
     tmp_path: Path, args: str, redirect: str, reason: str
