@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from typing import TYPE_CHECKING
 
+from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from vgfc.ir import Graph, ShaderResource, ShaderSpec
 from vgfc.spirv.reflect import Element, ResourceBinding, ShaderInfo, glsl_name
 from vgfc.vulkan_names import FormatInfo, format_info
