@@ -256,8 +256,14 @@ def _exit(model: Path, verdict: Verdict, *, quiet: bool) -> None:
         )
     unverified = verdict.unverified
     if unverified:
-        shown = "; ".join(f"{c.label}: {c.against}" for c in unverified[:5])
-        more = f"; and {len(unverified) - 5} more" if len(unverified) > 5 else ""
+        reasons: dict[str, list[str]] = {}
+        for c in unverified:
+            reasons.setdefault(c.against.removeprefix("unverified: "), []).append(c.label)
+        parts = []
+        for reason, labels in reasons.items():
+            more = f" and {len(labels) - 5} more" if len(labels) > 5 else ""
+            parts.append(f"{', '.join(labels[:5])}{more} ({reason})")
+        shown, more = "; ".join(parts), ""
         agreed = (
             f"the {len(rows)} output(s) checked agree, but"
             if rows

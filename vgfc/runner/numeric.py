@@ -180,7 +180,8 @@ def run_reference_model(
             cwd=work,
             timeout=600,
         )
-        if run.returncode != 0:
+        if run.returncode != 0 or not all((work / f).is_file() for f in outs):
+            # It exits 0 when it refuses a graph ("Failed to validate graph"), writing nothing.
             raise UnsupportedError(f"the TOSA reference model failed: {_reference_error(run)}")
         return {name: np.load(work / f) for name, f in zip(outputs, outs, strict=True)}
 
@@ -189,7 +190,7 @@ def _reference_error(run: subprocess.CompletedProcess[str]) -> str:
     """The reference model's own error lines; on a crash it prints a debugger's backtrace
     after them, which says nothing to a user."""
     lines = [line.strip() for line in (run.stdout + run.stderr).splitlines() if line.strip()]
-    errors = [line for line in lines if "ERROR" in line]
+    errors = [line for line in lines if "ERROR" in line or "Failed" in line]
     if errors:
         at = lines.index(errors[0])
         return " | ".join(lines[at : at + 2])

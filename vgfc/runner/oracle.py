@@ -226,7 +226,11 @@ def verify_numbers(
             for op in original.operators
         ]
     else:
-        want, checks = independent_outputs(model, original, inputs, libraries)
+        # vgfc's own values where a segment hands one on: what an unverified op computed can
+        # still feed the oracle of the ops after it.
+        seen = {t: ran.between[b] for t, b in compiled.bindings.items() if b in ran.between}
+        seen.update({n: ran.outputs[n] for n in original.outputs if n in ran.outputs})
+        want, checks = independent_outputs(model, original, inputs, libraries, seen)
     rows = tuple(compare(ran.outputs, want, atol, rtol))
     unchecked = tuple(n for n in original.outputs if n not in want)
     return Verdict(oracle, rows, tuple(checks), ran.unwritten, unchecked)
@@ -276,11 +280,15 @@ def independent_outputs(
     graph: Graph,
     inputs: Mapping[str, Array],
     libraries: Sequence[Library] = (),
+    seen: Mapping[str, Array] | None = None,
 ) -> tuple[dict[str, Array], list[OpCheck]]:
     """The outputs an independent oracle gives for ``inputs``, and what each op of ``graph``
     (the file as read) was checked against. Built-in operators run on the TOSA reference model,
     piece by piece between custom operators; a custom operator runs its library entry's Python
-    reference, or is unverified (and so is everything computed from it)."""
+    reference, or is unverified. ``seen`` holds vgfc's own values of tensors (those a run hands
+    from segment to segment): the ops after an unverified one are checked on what vgfc
+    computed for it; without such a value they are unverified too. An output that is vgfc's own
+    value is never compared with itself."""
     from vgfc.runner.numeric import tosa_reference_outputs
     from vgfc.verify import topological_order
 
@@ -303,15 +311,63 @@ def independent_outputs(
         _run_builtins(data, graph, batch, values, unknown, checks, later)
         batch.clear()
 
+    given: dict[str, int] = {}  # tensor -> the unverified op whose vgfc value it is
     for op in order:
         if op.op != "CUSTOM":
             batch.append(op)
             continue
         flush()
         _run_custom(op, graph, values, unknown, checks, libraries)
+        if op.outputs and all(n in unknown and n in (seen or {}) for n in op.outputs):
+            for n in op.outputs:
+                values[n] = (seen or {})[n]
+                given[n] = unknown.pop(n)
     flush()
-    want = {n: values[n] for n in graph.outputs if n in values and n not in unknown}
-    return want, [checks[op.index] for op in graph.operators]
+    want = {
+        n: values[n] for n in graph.outputs if n in values and n not in unknown and n not in given
+    }
+    checks_given = _given_notes(graph, checks, given)
+    return want, [checks_given[op.index] for op in graph.operators]
+
+
+def _given_notes(
+    graph: Graph, checks: Mapping[int, OpCheck], given: Mapping[str, int]
+) -> dict[int, OpCheck]:
+    """Checks of ops that read vgfc's value of an unverified op say so."""
+    if not given:
+        return dict(checks)
+    producer = {t: op for op in graph.operators for t in op.outputs}
+    out = dict(checks)
+    for op in graph.operators:
+        check = checks[op.index]
+        if not check.verified:
+            continue
+        sources = sorted(_given_sources(op, producer, given))
+        if sources:
+            ops = ", ".join(f"#{s}" for s in sources)
+            out[op.index] = dataclasses.replace(
+                check, against=f"{check.against}, on vgfc's result of unverified op {ops}"
+            )
+    return out
+
+
+def _given_sources(
+    op: Operator, producer: Mapping[str, Operator], given: Mapping[str, int]
+) -> set[int]:
+    """The unverified ops whose vgfc values ``op``'s inputs are computed from."""
+    found: set[int] = set()
+    seen: set[str] = set()
+    todo = list(op.inputs)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in given:
+            found.add(given[name])
+        elif name in producer and producer[name].op != "CUSTOM":
+            todo.extend(producer[name].inputs)
+    return found
 
 
 def _readers(order: Sequence[Operator]) -> dict[str, set[int]]:
@@ -396,8 +452,8 @@ def _run_custom(
         why = f"unverified: computed from op #{source}, which is unverified"
     elif entry is None:
         why = (
-            "unverified: a custom shader is its own only description (give --expected "
-            "arrays, or a kernel-library entry for it with `reference: module:function`)"
+            "unverified: a custom shader is its own only description: give --expected "
+            "arrays, or a kernel-library entry for it with `reference: module:function`"
         )
     elif entry.reference is None:
         why = (

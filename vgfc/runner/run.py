@@ -51,6 +51,8 @@ class RunResult:
     """The model's outputs by name."""
     unwritten: tuple[Unwritten, ...] = ()
     """Outputs and values between segments with elements no segment wrote."""
+    between: dict[int, Array] = dataclasses.field(default_factory=dict)
+    """What the run computed for each value passed between segments, by logical binding id."""
 
 
 # "2026-01-01 10:00:00,000 [Scenario-Runner] ERROR: message"
@@ -306,7 +308,8 @@ def _run(
         second = _run_canary(source, exposed, arrays, pushes, shaders, sub, stack, again, where, 1)
         found = unwritten(exposed, watched, first, second)
     names = {o.name for o in model.outputs}
-    return RunResult({k: v for k, v in first.items() if k in names}, tuple(found))
+    between = {w.binding: first[w.name] for w in watched if not w.output and w.name in first}
+    return RunResult({k: v for k, v in first.items() if k in names}, tuple(found), between)
 
 
 def _run_canary(

@@ -29,7 +29,8 @@ class _Block:
     version: int | None
     operators: list[int]
     tensors: dict[str, int]
-    shapes: list[int]
+    shapes: dict[str, int]
+    """The block's shape values (TOSA 1.0's ``shapes`` table) by name."""
 
 
 def _block(data: bytes) -> _Block:
@@ -49,16 +50,24 @@ def _block(data: bytes) -> _Block:
     block = buf.offsets(main + blocks_at)[0]
     ops_at, tensors_at, _, _, shapes_at = buf.fields(block, layouts["TosaBasicBlock"])
     (name_voffset,) = _name_voffset()
-    tensors = {}
-    for t in buf.offsets(block + tensors_at) if tensors_at else ():
-        (name_at,) = buf.fields(t, (name_voffset,))
-        tensors[buf.string(t + name_at).decode("utf-8", "replace")] = t
+    tensors = _named(buf, buf.offsets(block + tensors_at) if tensors_at else [], name_voffset)
+    shape_name = schema().fields["TosaShape.Name"].voffset
+    shapes = _named(buf, buf.offsets(block + shapes_at) if shapes_at else [], shape_name)
     return _Block(
         buf.table(root + version_at) if version_at else None,
         buf.offsets(block + ops_at) if ops_at else [],
         tensors,
-        buf.offsets(block + shapes_at) if shapes_at else [],
+        shapes,
     )
+
+
+def _named(buf: Buffer, tables: list[int], voffset: int) -> dict[str, int]:
+    """Tables by the string field at ``voffset`` (their name)."""
+    found = {}
+    for t in tables:
+        (name_at,) = buf.fields(t, (voffset,))
+        found[buf.string(t + name_at).decode("utf-8", "replace") if name_at else ""] = t
+    return found
 
 
 def _name_voffset() -> tuple[int]:
@@ -199,8 +208,10 @@ def cut(
     positions.update({f"tensor{k}": block.tensors[n] for k, n in enumerate(names)})
     w.offsets("inputs", [f"in{k}" for k in range(len(inputs))])
     w.offsets("outputs", [f"out{k}" for k in range(len(outputs))])
-    w.offsets("shapes", [f"shape{k}" for k in range(len(block.shapes))])
-    positions.update({f"shape{k}": s for k, s in enumerate(block.shapes)})
+    # The reference model refuses a value nothing reads or writes: only the shapes used.
+    shapes = [n for n in block.shapes if n in used]
+    w.offsets("shapes", [f"shape{k}" for k in range(len(shapes))])
+    positions.update({f"shape{k}": block.shapes[n] for k, n in enumerate(shapes)})
     for k, name in enumerate(inputs):
         w.string(f"in{k}", name)
     for k, name in enumerate(outputs):
