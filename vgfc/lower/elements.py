@@ -200,6 +200,8 @@ def _check_buffer(
         shown, excerpt = _declared_at(spec, b)
         if e.kind == "uint":
             why = f"{e.size}-byte words do not fit whole {data.size}-byte elements"
+        elif e.kind == data.kind and e.size == data.size:
+            why = f"it reads each {data.dtype} element as a {e.describe()}, another encoding"
         elif e.kind != data.kind and e.bits == data.bits:
             what = {"float": "a float", "int": "an integer", "uint": "an integer"}[e.kind]
             why = f"it reads the bits of each {data.dtype} element as {what}"

@@ -332,3 +332,13 @@ void main(uint3 id : SV_DispatchThreadID) { y[id.x] = x[id.x] * 2.0; }
     path = model(tmp_path, code, "FP16", shader_language="HLSL")
     message = refused(path)
     assert "VK_FORMAT_R16_SFLOAT holds FP16" in message and "32-bit float" in message
+
+
+def test_fp16_elements_over_bf16_data_are_another_encoding(tmp_path: Path) -> None:
+    bf16 = "VK_FORMAT_R16_SFLOAT_FPENCODING_BFLOAT16_ARM"
+    code = shader("float16_t x[]", "float16_t y[]", "y[i] = x[i];")
+    message = refused(model(tmp_path, code, "BF16", formats=(bf16, bf16)))
+    assert "holds BF16 elements" in message and "another encoding" in message
+    raw = shader("uint16_t x[]", "uint16_t y[]", "y[i] = x[i];")
+    result = compile_model(model(tmp_path, raw, "BF16", formats=(bf16, bf16)))
+    assert len(result.notes) == 2 and not result.errors
