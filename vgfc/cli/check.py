@@ -83,7 +83,7 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
             "model": str(model),
             "ok": not errors,
             "errors": len(errors),
-            "warnings": len(diagnostics) - len(errors),
+            "warnings": len(result.warnings),
             "diagnostics": [d.as_dict() for d in diagnostics],
             "summary": summary,
         }
@@ -92,9 +92,11 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
         groups = print_bounded(stderr_console(), diagnostics, max_errors)
         out = Console(highlight=False, soft_wrap=True)
         if not errors:
-            out.print(escape(_ok_line(model, summary, stop_after, len(diagnostics))))
+            out.print(escape(_ok_line(model, summary, stop_after, len(result.warnings))))
         else:
-            out.print(escape(_failed_line(model, summary, stop_after, diagnostics, groups)))
+            out.print(
+                escape(_failed_line(model, summary, stop_after, len(result.warnings), groups))
+            )
     if errors:
         sys.exit(EXIT_ERROR)
 
@@ -103,7 +105,7 @@ def _failed_line(
     model: Path,
     summary: dict[str, Any],
     stop_after: str,
-    diagnostics: tuple[Diagnostic, ...],
+    warnings: int,
     groups: list[list[Diagnostic]],
 ) -> str:
     """``model.tosa: 30 errors (3 distinct), 2 warnings; 30 operators``."""
@@ -112,7 +114,6 @@ def _failed_line(
     text = f"{model}: {count} error{'s' if count != 1 else ''}"
     if len(errors) != count:
         text += f" ({len(errors)} distinct)"
-    warnings = len(diagnostics) - count
     if warnings:
         text += f", {warnings} warning{'s' if warnings != 1 else ''}"
     facts = [

@@ -302,7 +302,7 @@ def _show(job: Job, options: Options, sink: Any) -> None:
             result = compile_model(
                 job.model, options, lambda s: status.update(f"{s}..."), sink=sink
             )
-    for d in result.warnings:
+    for d in (*result.warnings, *result.notes):
         print_diagnostic(console, d)
     vgf = result.model
     out = Console(highlight=False, soft_wrap=True)

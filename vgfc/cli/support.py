@@ -346,18 +346,16 @@ def _others_line(group: list[Diagnostic]) -> str:
         named.append(text)
     rest = len(others) - len(named)
     tail = f" and {rest} more" if rest else ""
-    what = "error" if group[0].severity is Severity.ERROR else "warning"
+    what = group[0].severity.value
     return f"the same {what} for {len(others)} more: {', '.join(named)}{tail}"
 
 
 def _hidden_line(hidden: list[list[Diagnostic]], limit: int) -> str:
-    errors = sum(len(g) for g in hidden if g[0].severity is Severity.ERROR)
-    warnings = sum(len(g) for g in hidden if g[0].severity is Severity.WARNING)
-    parts = [
-        f"{n} more {w}{'s' if n != 1 else ''}"
-        for n, w in ((errors, "error"), (warnings, "warning"))
-        if n
-    ]
+    counts: dict[str, int] = {}
+    for group in hidden:
+        what = group[0].severity.value
+        counts[what] = counts.get(what, 0) + len(group)
+    parts = [f"{n} more {what}{'s' if n != 1 else ''}" for what, n in counts.items()]
     return (
         f"... and {' and '.join(parts)} not shown (--max-errors {limit}; --max-errors 0 lists "
         "them all, --json keeps them all)"
