@@ -30,7 +30,7 @@ import numpy as np
 
 from vgfc.diagnostics import InputError, Location, UnsupportedError
 from vgfc.dtypes import DType, element_format, numpy_dtype
-from vgfc.ir import IMAGE_DESCRIPTORS, Graph, Operator, ShaderResource, ShaderSpec, Tensor
+from vgfc.ir import IMAGE_DESCRIPTORS, Data, Graph, Operator, ShaderResource, ShaderSpec, Tensor
 from vgfc.resolve.expr import Expr, ExprError
 from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, TensorRule
 from vgfc.resolve.params import ParamError, decode_params
@@ -257,7 +257,7 @@ def _constant(
         raise ExprError(f"{len(flat)} values for shape {list(dims)}")
     data = np.asarray(flat).astype(np_type).reshape(dims)
     data.flags.writeable = False
-    return Tensor(name, dims, dtype, data=data, is_shape=dtype is DType.SHAPE)
+    return Tensor(name, dims, dtype, data=Data.of(data, dtype), is_shape=dtype is DType.SHAPE)
 
 
 # --- Kernel selection -------------------------------------------------------------------------
@@ -671,7 +671,7 @@ def _added(
 def _shape_const(name: str, values: list[int]) -> Tensor:
     data = np.asarray(values, dtype=np.int64)
     data.flags.writeable = False
-    return Tensor(name, (len(values),), DType.SHAPE, data=data, is_shape=True)
+    return Tensor(name, (len(values),), DType.SHAPE, data=Data.of(data, DType.SHAPE), is_shape=True)
 
 
 def _scalar_const(name: str, dtype: DType) -> Tensor:
@@ -679,4 +679,4 @@ def _scalar_const(name: str, dtype: DType) -> Tensor:
     assert np_type is not None
     data = np.zeros((1,), dtype=np_type)
     data.flags.writeable = False
-    return Tensor(name, (1,), dtype, data=data)
+    return Tensor(name, (1,), dtype, data=Data.of(data, dtype))
