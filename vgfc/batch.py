@@ -17,23 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vgfc.diagnostics import InternalError
-from vgfc.processes import Labels
-
 if TYPE_CHECKING:
     from vgfc.compiler import Options
     from vgfc.diagnostics import Diagnostic
 
 __all__ = ["Job", "Outcome", "compile_job", "run_jobs", "worker_count"]
-
-_LABELS = Labels(
-    "compiling this model",
-    "worker process compiling this model",
-    "no deadline",
-    InternalError,
-)
-"""How a batch worker's failures read: ``the worker process compiling this model crashed
-(signal SIGKILL)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,13 +142,19 @@ def _in_workers(
     import queue
     import threading
 
-    from vgfc.processes import Worker
+    from vgfc.diagnostics import InternalError
+    from vgfc.processes import Labels, Worker
 
+    # How a batch worker's failures read: ``the worker process compiling this model crashed
+    # (signal SIGKILL)``.
+    labels = Labels(
+        "compiling this model", "worker process compiling this model", "no deadline", InternalError
+    )
     todo: queue.SimpleQueue[int] = queue.SimpleQueue()
     for i in range(len(jobs)):
         todo.put(i)
     finished: queue.SimpleQueue[tuple[int, Outcome]] = queue.SimpleQueue()
-    pool = [Worker(_LABELS, _share_cpus(count), graceful=True) for _ in range(count)]
+    pool = [Worker(labels, _share_cpus(count), graceful=True) for _ in range(count)]
 
     def feed(worker: Worker) -> None:
         while True:
