@@ -12,10 +12,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from samples_module import SAMPLES_DIR  # noqa: E402
+from samples_module import SAMPLES_DIR
 
-from vgfc.compiler import compile_model  # noqa: E402
-from vgfc.shader import cache  # noqa: E402
+from vgfc.compiler import compile_model
+from vgfc.shader import cache
 
 MODEL = SAMPLES_DIR / "chain.tosa"
 """Two GLSL shaders between graph operators."""
