@@ -6,8 +6,9 @@ Builds a synthetic chain of ``--ops`` operators (with a shader every ``--shader-
 constant feeding each ADD), then times each stage over a few repetitions and prints the best
 time. The read is timed twice: with its tables read in bulk (numpy, as the reader does for
 tables of ``vgfc.read.reader._BULK_FROM`` entries or more) and one entry at a time (``struct``,
-as it does below that): the figures the reader's docstrings quote. ``--reference`` also times the reference converter (model-converter) on the same file when
-it is installed, for a side-by-side figure.
+as it does below that): the figures the reader's docstrings quote. ``--reference`` also times
+the reference converter (model-converter) on the same file when it is installed, for a
+side-by-side figure.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -137,6 +137,11 @@ class Compilation:
     def warnings(self) -> tuple[Diagnostic, ...]:
         return tuple(d for d in self.diagnostics if d.severity is Severity.WARNING)
 
+    @property
+    def notes(self) -> tuple[Diagnostic, ...]:
+        """Idioms vgfc recognised and accepted (a shader reading raw bits), worth a line."""
+        return tuple(d for d in self.diagnostics if d.severity is Severity.NOTE)
+
 
 class _Run:
     """One pass through the pipeline: what the stages produced so far, their diagnostics and
@@ -227,7 +232,7 @@ def _partition(run: _Run) -> bool:
     return True
 
 
-def _as_is(_graph: Graph, d: Diagnostic) -> Diagnostic:
+def _as_is(_graph: Graph, d: Diagnostic, _libraries: Sequence[Library]) -> Diagnostic:
     """A diagnostic of a graph no kernel library bound an op of: as it is."""
     return d
 
@@ -241,7 +246,7 @@ def _lower(run: _Run) -> bool:
     bindings = logical_bindings(graph, plan)
     run.keep(bindings=bindings)
     failed = frozenset[int]()
-    in_library: Callable[[Graph, Diagnostic], Diagnostic] = _as_is
+    in_library: Callable[[Graph, Diagnostic, Sequence[Library]], Diagnostic] = _as_is
     if run.resolution is not None:  # the graph has custom ops, perhaps a library's
         from vgfc import resolve
 
@@ -251,11 +256,11 @@ def _lower(run: _Run) -> bool:
             graph, plan, bindings, run.options.shader, keep_going=run.keep_going, skip=failed
         )
     except VgfcError as e:
-        d = in_library(graph, e.diagnostic)
+        d = in_library(graph, e.diagnostic, run.options.libraries)
         if d is e.diagnostic:
             raise
         raise type(e)(d.message, d.location, excerpt=d.excerpt) from None
-    run.diagnostics.extend(in_library(graph, d) for d in lowered.diagnostics)
+    run.diagnostics.extend(in_library(graph, d, run.options.libraries) for d in lowered.diagnostics)
     run.keep(modules=lowered.modules)
     return not run.failed
 

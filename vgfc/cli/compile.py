@@ -252,7 +252,7 @@ def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
             )
     else:
         result = compile_to(job.model, job.output, job.report, options)
-    for d in result.warnings:
+    for d in (*result.warnings, *(() if quiet else result.notes)):
         print_diagnostic(console, d)
     if quiet:
         return
