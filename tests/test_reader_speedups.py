@@ -1,6 +1,6 @@
 """The reader's fast paths, each held to the plain way it stands in for.
 
-- :meth:`vgfc.read.buffer.Buffer.texts` splits all strings out of one blob, and slices them
+- :meth:`vgfc.read.bulk._Columns.texts` splits all strings out of one blob, and slices them
   one by one when a string holds a NUL or is not ASCII: both give what reading each string does.
 - Operator locations are read in bulk: the same as one at a time, errors included.
 """
@@ -16,6 +16,7 @@ from tosa_factory import Op, T, build
 from vgfc.diagnostics import VgfcError
 from vgfc.read import reader as tosa_reader
 from vgfc.read.buffer import Buffer
+from vgfc.read.bulk import _Columns
 
 
 @pytest.mark.parametrize(
@@ -36,7 +37,7 @@ def test_texts_are_the_strings_read_one_by_one(names: list[str]) -> None:
         at.append(len(blob))
         blob += len(raw).to_bytes(4, "little") + raw + b"\0\0\0\0"
     buffer = Buffer(bytes(blob))
-    found, bad = buffer.texts(np.array(at, np.int64), 30)
+    found, bad = _Columns(buffer).texts(np.array(at, np.int64), 30)
     expected = [
         buffer.raw_string(a).decode() if len(n.encode()) <= 30 else ""
         for a, n in zip(at, names, strict=True)
@@ -47,7 +48,7 @@ def test_texts_are_the_strings_read_one_by_one(names: list[str]) -> None:
 
 def test_a_string_that_is_not_utf8_is_left_to_the_one_by_one_reading() -> None:
     blob = b"\x02\0\0\0ok\0\0" + b"\x02\0\0\0\xff\xfe\0\0"
-    found, bad = Buffer(blob).texts(np.array([0, 8], np.int64), 30)
+    found, bad = _Columns(Buffer(blob)).texts(np.array([0, 8], np.int64), 30)
     assert found == ["ok", ""] and bad.tolist() == [False, True]
 
 

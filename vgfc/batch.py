@@ -17,9 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vgfc.diagnostics import InternalError
-from vgfc.processes import Labels
-
 if TYPE_CHECKING:
     from vgfc.compiler import Options
     from vgfc.diagnostics import Diagnostic
@@ -33,15 +30,6 @@ __all__ = [
     "worker_count",
     "written_since",
 ]
-
-_LABELS = Labels(
-    "compiling this model",
-    "worker process compiling this model",
-    "no deadline",
-    InternalError,
-)
-"""How a batch worker's failures read: ``the worker process compiling this model crashed
-(signal SIGKILL)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,13 +179,19 @@ def _in_workers(
     import queue
     import threading
 
-    from vgfc.processes import Worker, end_together
+    from vgfc.diagnostics import InternalError
+    from vgfc.processes import Labels, Worker, end_together
 
+    # How a batch worker's failures read: ``the worker process compiling this model crashed
+    # (signal SIGKILL)``.
+    labels = Labels(
+        "compiling this model", "worker process compiling this model", "no deadline", InternalError
+    )
     todo: queue.SimpleQueue[int] = queue.SimpleQueue()
     for i in range(len(jobs)):
         todo.put(i)
     finished: queue.SimpleQueue[tuple[int, Outcome]] = queue.SimpleQueue()
-    pool = [Worker(_LABELS, _share_cpus(count), graceful=True) for _ in range(count)]
+    pool = [Worker(labels, _share_cpus(count), graceful=True) for _ in range(count)]
     stop = threading.Event()
 
     def feed(worker: Worker) -> None:

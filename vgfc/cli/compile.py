@@ -13,9 +13,11 @@ from vgfc.cli.options import InputPath, compile_options
 from vgfc.cli.support import (
     EXIT_ERROR,
     EXIT_INTERNAL,
+    diagnostics_console,
     escape,
     handle_errors,
     print_diagnostic,
+    print_table,
     stderr_console,
 )
 
@@ -249,16 +251,18 @@ there are (a terminal shows no more at once, and rich takes about a millisecond 
 
 
 def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
-    """One model: errors end the command (``handle_errors``); a table of the segments."""
+    """One model: errors end the command (``handle_errors``); a table of the segments. rich
+    draws it, and the progress on stderr, only on a terminal: elsewhere (a CI log, a pipe) the
+    same words go out as plain lines, and rich, 30 ms to import, is never loaded."""
     from vgfc.compiler import compile_to
 
     if not quiet:
         _compile_and_show(job, options)
         return
-    # Nothing printed but warnings: rich is not even imported unless there are some.
+    # Nothing printed but warnings.
     result = compile_to(job.model, job.output, job.report, options)
     if result.warnings:
-        console = stderr_console()
+        console = diagnostics_console()
         for d in result.warnings:
             print_diagnostic(console, d)
 
@@ -288,24 +292,22 @@ def _compile_and_show(job: Job, options: Options) -> None:
 
 
 def _show(job: Job, options: Options, sink: Any) -> None:
-    from rich.console import Console
-
-    from vgfc.cli.tables import word_table
     from vgfc.compiler import compile_model
-    from vgfc.report import kernel_lines, summarize_ops
 
-    console = stderr_console()
-    if not console.is_terminal:
-        result = compile_model(job.model, options, sink=sink)
-    else:
+    console = diagnostics_console()
+    if console is not None:
         with console.status("compiling") as status:
             result = compile_model(
                 job.model, options, lambda s: status.update(f"{s}..."), sink=sink
             )
+    else:
+        result = compile_model(job.model, options, sink=sink)
     for d in (*result.warnings, *result.notes):
         print_diagnostic(console, d)
+
+    from vgfc.report import kernel_lines, summarize_ops
+
     vgf = result.model
-    out = Console(highlight=False, soft_wrap=True)
     assert result.plan is not None and result.graph is not None and vgf is not None
     rows = []
     pairs = list(zip(vgf.segments, result.plan.partitions, strict=True))
@@ -316,28 +318,27 @@ def _show(job: Job, options: Options, sink: Any) -> None:
             (
                 str(i),
                 seg.type.value,
-                escape(module.name),
+                module.name,
                 module.code,
-                escape(summarize_ops(result.graph, part.operators)),
+                summarize_ops(result.graph, part.operators),
                 "x".join(map(str, seg.dispatch)) if seg.type.value == "compute" else "",
                 push,
             )
         )
     columns = ("#", "type", "module", "code", "operators", "dispatch", "push")
-    title = escape(f"{job.output}: {result.size} bytes")
-    out.print(word_table(title, columns, rows, out.width))
+    lines = []
     if len(pairs) > SUMMARY_ROWS:
-        out.print(
+        lines.append(
             f"... and {len(pairs) - SUMMARY_ROWS} more segments: "
-            f"vgfc inspect {escape(str(job.output))} lists them all"
+            f"vgfc inspect {job.output} lists them all"
         )
-    for line in kernel_lines(result):
-        out.print(escape(line))
+    lines += kernel_lines(result)
     timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.timings)
-    out.print(
+    lines.append(
         f"{len(vgf.segments)} segments, {len(vgf.resources)} resources, "
         f"{len(vgf.constants)} constants; {timing}"
     )
+    print_table(f"{job.output}: {result.size} bytes", columns, rows, lines)
 
 
 def _compile_many(

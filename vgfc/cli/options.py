@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from vgfc.cli.support import handle_errors
+from vgfc.compiler import TARGET_ENVS, TARGET_NAMES
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
@@ -36,10 +37,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-# The names are repeated from vgfc.vgf.profiles.TARGETS so that building the command line does
-# not import the back end; a test keeps the two equal.
-TARGET_NAMES = ("scenario-runner", "executorch")
 
 
 class InputPath(click.Path):
@@ -108,7 +105,7 @@ _SHADER = (
     ),
     click.option(
         "--target-env",
-        type=click.Choice(["vulkan1.1", "vulkan1.2", "vulkan1.3"]),
+        type=click.Choice(TARGET_ENVS),
         default="vulkan1.3",
         show_default=True,
         help="Vulkan environment shaders are compiled and validated for.",

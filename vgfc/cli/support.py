@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERNAL",
+    "diagnostics_console",
     "emit",
     "escape",
     "finish_process",
@@ -36,6 +37,7 @@ __all__ = [
     "prepare_process",
     "print_bounded",
     "print_diagnostic",
+    "print_table",
     "report_interrupt",
     "run_command",
     "stderr_console",
@@ -62,11 +64,30 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
-def print_diagnostic(console: Console, d: Diagnostic, label: str | None = None) -> None:
+def diagnostics_console() -> Console | None:
+    """Where diagnostics go: a rich console on stderr when it is a terminal (colour, progress),
+    else ``None``: plain lines, and rich is not imported."""
+    return stderr_console() if _is_terminal(sys.stderr) else None
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # a closed or stand-in stream
+        return False
+
+
+def print_diagnostic(console: Console | None, d: Diagnostic, label: str | None = None) -> None:
     """``error: <location>: <message>`` with the label coloured and the text printed as it is:
-    model text (``[1, 8, 8, 4]``, ``vgfc[shaders]``) is escaped, never read as rich markup."""
+    model text (``[1, 8, 8, 4]``, ``vgfc[shaders]``) is escaped, never read as rich markup.
+    ``console`` ``None``: plain lines on stderr."""
     if label is None:
         label = d.severity.value
+    if console is None:
+        click.echo(
+            "\n".join([f"{label}: {d.render()}", *(f"    {x}" for x in d.excerpt)]), err=True
+        )
+        return
     colour = "red" if d.severity is Severity.ERROR else "yellow"
     console.print(f"[bold {colour}]{escape(label)}:[/] {escape(d.render())}", highlight=False)
     for line in d.excerpt:
@@ -92,7 +113,7 @@ def handle_errors(func: F) -> F:
             if debug:
                 raise
             label = "internal error" if e.kind is ErrorKind.INTERNAL else "error"
-            print_diagnostic(stderr_console(), e.diagnostic, label)
+            print_diagnostic(diagnostics_console(), e.diagnostic, label)
             sys.exit(EXIT_INTERNAL if e.kind is ErrorKind.INTERNAL else EXIT_ERROR)
         except (KeyboardInterrupt, Interrupted) as e:
             if debug:
@@ -257,7 +278,7 @@ def finish_process(code: object) -> NoReturn:
         failed = True
         if not reported:
             with contextlib.suppress(OSError, VgfcError):
-                print_diagnostic(stderr_console(), e.diagnostic, "error")
+                print_diagnostic(diagnostics_console(), e.diagnostic, "error")
         status = status or EXIT_ERROR
     if failed:
         # Whatever is still buffered would be flushed again at exit, with a traceback.
@@ -290,9 +311,32 @@ def run_command(command: click.Command, **kwargs: Any) -> NoReturn:
         code = EXIT_ERROR
     except VgfcError as e:
         with contextlib.suppress(OSError, VgfcError):
-            print_diagnostic(stderr_console(), e.diagnostic, "error")
+            print_diagnostic(diagnostics_console(), e.diagnostic, "error")
         code = EXIT_ERROR
     finish_process(code)
+
+
+def print_table(
+    title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], lines: Sequence[str]
+) -> None:
+    """A table of plain-text ``rows`` under ``title``, then ``lines``, on stdout: drawn by rich
+    on a terminal, else as aligned plain columns (rich is not imported)."""
+    if _is_terminal(sys.stdout):
+        from rich.console import Console
+
+        from vgfc.cli.tables import word_table
+
+        out = Console(highlight=False, soft_wrap=True)
+        escaped = [[escape(cell) for cell in row] for row in rows]
+        out.print(word_table(escape(title), columns, escaped, out.width))
+        for line in lines:
+            out.print(escape(line))
+        return
+    widths = [max([len(c), *(len(row[i]) for row in rows)]) for i, c in enumerate(columns)]
+    text = [title]
+    for row in (columns, *rows):
+        text.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    click.echo("\n".join([*text, *lines]))
 
 
 def emit(text: str, output: Path | None, inputs: tuple[Path, ...] = ()) -> None:

@@ -38,7 +38,7 @@ import numpy as np
 
 from vgfc.diagnostics import Diagnostic, InputError, Location, Severity, UnsupportedError
 from vgfc.dtypes import DType, element_format, numpy_dtype
-from vgfc.ir import IMAGE_DESCRIPTORS, Graph, Operator, ShaderResource, ShaderSpec, Tensor
+from vgfc.ir import IMAGE_DESCRIPTORS, Data, Graph, Operator, ShaderResource, ShaderSpec, Tensor
 from vgfc.resolve.expr import Expr, ExprError
 from vgfc.resolve.library import (
     DIMENSIONS,
@@ -313,7 +313,7 @@ def _constant(
 ) -> Tensor:
     dtype = DType.SHAPE if dtype_name == "SHAPE" else DType[dtype_name]
     data = build_constant(Constant(dtype_name, shape, value), dtype, scope)
-    return Tensor(name, data.shape, dtype, data=data, is_shape=dtype is DType.SHAPE)
+    return Tensor(name, data.shape, dtype, data=Data.of(data, dtype), is_shape=dtype is DType.SHAPE)
 
 
 # --- Kernel selection -------------------------------------------------------------------------
@@ -793,7 +793,7 @@ def _added(
 def _shape_const(name: str, values: list[int]) -> Tensor:
     data = np.asarray(values, dtype=np.int64)
     data.flags.writeable = False
-    return Tensor(name, (len(values),), DType.SHAPE, data=data, is_shape=True)
+    return Tensor(name, (len(values),), DType.SHAPE, data=Data.of(data, DType.SHAPE), is_shape=True)
 
 
 def _scalar_const(name: str, dtype: DType) -> Tensor:
@@ -801,4 +801,4 @@ def _scalar_const(name: str, dtype: DType) -> Tensor:
     assert np_type is not None
     data = np.zeros((1,), dtype=np_type)
     data.flags.writeable = False
-    return Tensor(name, (1,), dtype, data=data)
+    return Tensor(name, (1,), dtype, data=Data.of(data, dtype))

@@ -24,13 +24,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
-import numpy as np
-
 from vgfc.diagnostics import InputError
 from vgfc.ir import AttrValue, DType, Operator, Tensor
 from vgfc.spirv.builder import ModuleBuilder
 from vgfc.spirv.extinst import ExtOperand, tosa_instructions
-from vgfc.spirv.tensors import as_array, scalar_constant, tensor_constant, tensor_type
+from vgfc.spirv.tensors import scalar_constant, tensor_constant, tensor_type, value_bits
 
 __all__ = [
     "TOSA_LOWERINGS",
@@ -105,7 +103,7 @@ def _int_list(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
     return b.memo(
         ("int list", *value),
         lambda: tensor_constant(
-            b, DType.INT32, (len(value),), np.asarray(value, dtype=np.int64), replicate=False
+            b, DType.INT32, (len(value),), value_bits(DType.INT32, value), replicate=False
         ),
     )
 
@@ -126,10 +124,10 @@ def _bound(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
     dtype = ctx.tensor(op.inputs[0]).dtype
     if isinstance(value, (bytes, str)) or value is None or isinstance(value, tuple):
         raise InputError(f"expected one {dtype.value} value, got {value!r}", op.where(), key=key)
-    array = np.asarray(value).reshape(-1)
-    if array.size != 1:
-        raise InputError(f"expected one {dtype.value} value, got {array.size}", op.where(), key=key)
-    return scalar_constant(ctx.builder, dtype, as_array(dtype, array))
+    if not isinstance(value, (bool, int, float)):
+        count = getattr(value, "size", "several")
+        raise InputError(f"expected one {dtype.value} value, got {count}", op.where(), key=key)
+    return scalar_constant(ctx.builder, dtype, value_bits(dtype, [value])[0])
 
 
 AXIS = _u32
