@@ -51,7 +51,7 @@ from vgfc.resolve.library import (
 )
 from vgfc.resolve.params import ParamError, decode_params
 
-__all__ = ["Binding", "bind_op"]
+__all__ = ["Binding", "bind_op", "infer_outputs"]
 
 _TO_NHWC = (0, 2, 3, 1)
 _TO_NCHW = (0, 3, 1, 2)
@@ -180,6 +180,34 @@ def _raw_attrs(op: Operator) -> bytes | None:
     if isinstance(raw, np.ndarray):
         return raw.tobytes()
     return None
+
+
+def infer_outputs(
+    entry: Entry, inputs: Mapping[str, Tensor], params: Mapping[str, Any]
+) -> list[tuple[DType | None, tuple[int, ...] | None]]:
+    """Each output's element type and shape as ``entry`` infers them from its ``inputs`` (the
+    entry's input names -> tensors) and decoded ``params`` (defaults filled in here); ``None``
+    where the entry says nothing. Raises :class:`InputError` naming the entry when a rule cannot
+    be evaluated."""
+    scope: dict[str, Any] = {
+        **{f.name: f.default for f in entry.params.fields if f.has_default},
+        **params,
+        **{n: t.shape for n, t in inputs.items()},
+    }
+    found: list[tuple[DType | None, tuple[int, ...] | None]] = []
+    for name in entry.outputs:
+        rule = entry.infer.get(name)
+        if rule is None:
+            found.append((None, None))
+            continue
+        try:
+            found.append(_evaluate_rule(rule, inputs, scope))
+        except (ExprError, KeyError) as e:
+            raise InputError(
+                f"cannot infer output '{name}': {e}",
+                Location(key=entry.label).merged(entry.where()),
+            ) from None
+    return found
 
 
 def _evaluate_rule(
@@ -564,6 +592,7 @@ def _spec(
                     descriptor_type=r.descriptor,
                     format=r.format or _format(t, r.descriptor, at),
                     kind=_KIND.get(r.descriptor, "image"),
+                    sampler=r.sampler,
                 )
             )
     counts = tuple(xyz) if kernel.workgroups is not None else None

@@ -32,6 +32,7 @@ from typing import Any
 
 from vgfc.diagnostics import InputError, Location
 from vgfc.dtypes import DType
+from vgfc.ir import Sampler
 from vgfc.limits import LIMITS, UINT32_MAX, quote
 from vgfc.resolve.expr import Expr, ExprError
 from vgfc.resolve.params import TYPES, Field, Params
@@ -101,6 +102,8 @@ class Resource:
     descriptor: str
     """``VK_DESCRIPTOR_TYPE_*`` name."""
     format: str | None
+    sampler: Sampler | None = None
+    """A combined image sampler's sampler state (which it must have)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +174,10 @@ class Entry:
     reference: str | None = None
     """``module:function``: a Python reference of the operator (numpy in, numpy out) that
     ``vgfc verify`` checks the kernels against (:func:`vgfc.resolve.reference.load_reference`)."""
+    torch: str | None = None
+    """A PyTorch schema, ``my_ops::swish(Tensor x, float beta=1.0) -> Tensor``: the op
+    :func:`vgfc.executorch.load` defines for the entry."""
+    torch_line: int = 0
 
     @property
     def label(self) -> str:
@@ -504,7 +511,64 @@ class _Reader:
             line=self.lines.line(at),
             example=self.example(raw.get("example") or {}, params, operands, [*at, "example"]),
             reference=raw.get("reference"),
+            torch=raw.get("torch"),
+            torch_line=self.lines.line([*at, "torch"]) if "torch" in raw else 0,
         )
+
+    def sampler(self, raw: dict[str, Any] | None, descriptor: str, at: list[Any]) -> Sampler | None:
+        """A resource's ``sampler``: ``filter`` (both filters), ``address_mode`` (both axes),
+        or each field on its own; short names (``linear``) or Vulkan's (``VK_FILTER_LINEAR``)."""
+        from vgfc.vulkan_names import border_colors, filters, sampler_address_modes
+
+        combined = descriptor == DESCRIPTORS["combined_image_sampler"]
+        if raw is None:
+            if combined:
+                raise self.fail(
+                    "a combined image sampler needs its sampler, e.g. sampler: {filter: linear, "
+                    "address_mode: clamp_to_edge}",
+                    at,
+                )
+            return None
+        if not combined:
+            raise self.fail(
+                f"a sampler only applies to a combined_image_sampler, not {descriptor}",
+                [*at, "sampler"],
+            )
+        fields = {
+            "min_filter": ("filter", "VK_FILTER_", filters(), "NEAREST"),
+            "mag_filter": ("filter", "VK_FILTER_", filters(), "NEAREST"),
+            "address_mode_u": (
+                "address_mode",
+                "VK_SAMPLER_ADDRESS_MODE_",
+                sampler_address_modes(),
+                "CLAMP_TO_EDGE",
+            ),
+            "address_mode_v": (
+                "address_mode",
+                "VK_SAMPLER_ADDRESS_MODE_",
+                sampler_address_modes(),
+                "CLAMP_TO_EDGE",
+            ),
+            "border_color": (
+                "border_color",
+                "VK_BORDER_COLOR_",
+                border_colors(),
+                "FLOAT_TRANSPARENT_BLACK",
+            ),
+        }
+        values = {}
+        for name, (short, prefix, table, default) in fields.items():
+            key = name if name in raw else short
+            text = str(raw.get(key, default))
+            full = text.upper() if text.upper().startswith(prefix) else prefix + text.upper()
+            if full not in table:
+                known = ", ".join(n.removeprefix(prefix).lower() for n in table)
+                raise self.fail(
+                    f"unknown {short.replace('_', ' ')} '{quote(text)}' (known: {known})",
+                    [*at, "sampler", key],
+                )
+            values[name] = full
+        return Sampler(**values)
 
     def example(
         self, raw: dict[str, Any], params: Params, operands: Sequence[str], at: list[Any]
@@ -677,7 +741,10 @@ class _Reader:
                     f"unknown descriptor '{descriptor}' (known: {', '.join(DESCRIPTORS)})",
                     [*at, "resources", name, "descriptor"],
                 )
-            resources[name] = Resource(r.get("set", 0), r["binding"], full, r.get("format"))
+            sampler = self.sampler(r.get("sampler"), full, [*at, "resources", name])
+            resources[name] = Resource(
+                r.get("set", 0), r["binding"], full, r.get("format"), sampler
+            )
         missing = [o for o in operands if o not in resources]
         if missing:
             raise self.fail(f"no resource for operand '{missing[0]}'", [*at, "resources"])
