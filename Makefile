@@ -109,7 +109,8 @@ clean: ## remove the virtual environment and caches
 
 # ExecuTorch 1.5.1's Arm VGF backend with vgfc as its converter, in a venv of its own (its pins
 # stay as they are; torch is the CPU wheel): models exported afresh into build/executorch-models,
-# then checked in .venv like the copies in tests/data/executorch/. Not part of `make test`.
+# then checked in .venv like the copies in tests/data/executorch/; tests/executorch (vgfc.executorch)
+# runs in the ExecuTorch venv itself. Not part of `make test`; .ci/run calls it.
 # The checks run in .venv because executorch[vgf] pins ai-ml-emulation-layer-for-vulkan 0.10.0
 # and vgfc[run] needs 0.11.0 or later.
 EXECUTORCH_VENV := build/venv-executorch
@@ -119,13 +120,18 @@ $(EXECUTORCH_VENV)/.installed: pyproject.toml
 	rm -rf $(EXECUTORCH_VENV)
 	$(PYTHON) -m venv $(EXECUTORCH_VENV)
 	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet 'executorch[vgf]==1.5.1' torch==2.13.0 -e .
+	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet -e '.[executorch]' 'executorch[vgf]==1.5.1' torch==2.13.0 \
+	  pytest hypothesis
 	$(EXECUTORCH_VENV)/bin/python -m pip check
 	touch $@
 
 .PHONY: test-executorch
-test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## export models through ExecuTorch's VGF backend with vgfc, then check them
+test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF backend with vgfc: exported models, vgfc.executorch's tests and the PyTorch sample
 	rm -rf $(EXECUTORCH_OUT)
 	MODEL_CONVERTER_PATH=$(CURDIR)/$(EXECUTORCH_VENV)/bin/vgfc-model-converter \
 	  $(EXECUTORCH_VENV)/bin/python scripts/export_executorch_models.py $(EXECUTORCH_OUT)
 	VGFC_EXECUTORCH_MODELS=$(CURDIR)/$(EXECUTORCH_OUT) $(PY) -m pytest -q tests/test_executorch_models.py
+	$(EXECUTORCH_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/executorch
+	MODEL_CONVERTER_PATH=$(CURDIR)/$(EXECUTORCH_VENV)/bin/vgfc-model-converter \
+	  $(EXECUTORCH_VENV)/bin/python samples/pytorch/export.py $(EXECUTORCH_OUT)/pytorch
+	VGFC_PYTORCH_SAMPLE=$(CURDIR)/$(EXECUTORCH_OUT)/pytorch $(PY) -m pytest -q tests/e2e/test_pytorch_sample.py
