@@ -50,8 +50,10 @@ run: $(VENV)/.installed ## install, then partition and compile the bundled mixed
 	$(VGFC) compile samples/mixed.tosa -o build/mixed.vgf --report build/mixed.report.json
 	@echo "wrote build/mixed.vgf and build/mixed.report.json; see them with: $(VGFC) inspect build/mixed.vgf"
 
+# One pytest-xdist worker per core. --dist loadfile keeps each test file in one worker, so that a
+# session or module fixture (the conformance runs, the reference converter's files) is built once.
 test: install-test ## install test dependencies, then run the whole test suite
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 # The lowest versions pyproject.toml allows, pinned, for `make test-lowest`. tosa-tools 2026.2.0
 # (ExecuTorch 1.5.1 pins 2026.5.0) brings its own pins: ml_dtypes 0.5.1, flatbuffers 25.2.10,

@@ -10,8 +10,10 @@ folders may each hold a ``test_model.py``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +25,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 from needs import missing
 from paths import DATA, ROOT
+from reference_tools import CACHE_VARIABLE
 
 __all__ = ["ROOT", "Run"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One folder per run for the reference converter's files (``reference_tools``), made by the
+    process that starts the run: pytest-xdist's workers inherit its name and share it."""
+    if hasattr(config, "workerinput") or os.environ.get(CACHE_VARIABLE):
+        return
+    folder = tempfile.mkdtemp(prefix="vgfc-reference-")
+    os.environ[CACHE_VARIABLE] = folder
+    config.add_cleanup(lambda: (shutil.rmtree(folder, ignore_errors=True), _unset(folder)))
+
+
+def _unset(folder: str) -> None:
+    if os.environ.get(CACHE_VARIABLE) == folder:
+        del os.environ[CACHE_VARIABLE]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -18,7 +18,6 @@ from vgfc.spirv.spirv_tools import validate
 from vgfc.vgf.decode import decode, read_vgf
 from vgfc.vgf.model import Model
 
-
 SAMPLES = load_samples_module().SAMPLES
 NAMES = sorted(SAMPLES)
 

@@ -30,7 +30,6 @@ import conformance_harness as harness
 import pytest
 from needs import missing
 
-
 TESTS = harness.load_tests()
 BY_NAME = {t.name: t for t in TESTS}
 RECORDED: dict[str, str] = harness.load_reference_results()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -21,11 +20,11 @@ import pytest
 import vgfpy
 from needs import missing
 from paths import DATA
+from reference_tools import run_reference
 from tosa_catalogue import CASE_IDS, CASES, Case, lower_model, structure
 
 from vgfc.lower.graph import GraphModule
 from vgfc.spirv.spirv_tools import validate
-
 
 REAL = DATA / "real"
 
@@ -90,14 +89,9 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, bytes]
     def convert(name: str, model: bytes) -> Reference | str:
         source, out = folder / f"{name}.tosa", folder / f"{name}.vgf"
         source.write_bytes(model)
-        run = subprocess.run(
-            [program, "--input", str(source), "--output", str(out)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if run.returncode:
-            return f"model-converter failed on {name}: {(run.stdout + run.stderr)[-1500:]}"
+        code, output = run_reference(source, out)
+        if code:
+            return f"model-converter failed on {name}: {output[-1500:]}"
         return read_vgf(out)
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:

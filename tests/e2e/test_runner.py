@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import struct
-import subprocess
 import sys
 import warnings
 from collections.abc import Callable
@@ -29,6 +28,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from needs import missing
+from reference_tools import reference_convert
 from samples_module import SAMPLES_DIR, load_samples_module
 
 from vgfc.diagnostics import InputError, UnsupportedError, VgfcError
@@ -37,7 +37,6 @@ from vgfc.runner import stack as stack_module
 from vgfc.runner.scenario import read_dds
 from vgfc.vgf.model import Model as VgfModel
 
-
 samples = load_samples_module()
 
 
@@ -45,21 +44,9 @@ samples = load_samples_module()
 def converter() -> Callable[[Path, Path], Path]:
     """``(model.tosa, out.vgf) -> out.vgf`` with the reference converter."""
     exe = Path(sys.executable).parent / "model-converter"
-    program = str(exe) if exe.is_file() else shutil.which("model-converter")
-    if program is None:
+    if not exe.is_file() and shutil.which("model-converter") is None:
         missing("model-converter is not installed: pip install -e '.[test]'")
-
-    def convert(model: Path, out: Path) -> Path:
-        done = subprocess.run(
-            [program, "--input", str(model), "--output", str(out)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
-        return out
-
-    return convert
+    return reference_convert
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ binding keeps the partitioning rules.
 
 from __future__ import annotations
 
+import functools
 import json
 from types import MappingProxyType
 from typing import Any
@@ -245,6 +246,13 @@ CUSTOM_KINDS = {
 }
 
 
+@functools.cache
+def _library() -> Library:
+    """The test library, read once: a Library is immutable, and reading it for each of the
+    hundreds of examples would cost more than resolving them."""
+    return load_library(OPS)
+
+
 @st.composite
 def kernel_dags(draw: st.DrawFn, max_ops: int = 8, repeat_conversions: bool = False) -> Graph:
     """Random DAGs of built-ins (ADD, ABS, constants) and custom ops of the test library, every
@@ -332,13 +340,13 @@ def _check_resolved(g: Graph, library: Library) -> None:
 @settings(max_examples=150, deadline=None)
 @given(kernel_dags())
 def test_random_graphs_with_kernel_ops_keep_the_partition_rules(g: Graph) -> None:
-    _check_resolved(g, load_library(OPS))
+    _check_resolved(g, _library())
 
 
 @settings(max_examples=60, deadline=None)
 @given(kernel_dags(max_ops=4))
 def test_partition_count_stays_minimal_with_expanded_ops(g: Graph) -> None:
-    r = resolve(g, libraries=(load_library(OPS),)).graph
+    r = resolve(g, libraries=(_library(),)).graph
     plan = partition(r, tuple(o.index for o in topological_order(r)))
     assert sum(bool(p.operators) for p in plan.partitions) == brute_force_minimum(r)
 
@@ -346,4 +354,4 @@ def test_partition_count_stays_minimal_with_expanded_ops(g: Graph) -> None:
 @settings(max_examples=150, deadline=None)
 @given(kernel_dags(repeat_conversions=True))
 def test_random_graphs_with_repeated_conversions_keep_the_partition_rules(g: Graph) -> None:
-    _check_resolved(g, load_library(OPS))
+    _check_resolved(g, _library())

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+from reference_tools import run_reference
 
 if TYPE_CHECKING:
     from vgfc.vgf.model import Interface, Model
@@ -214,17 +215,14 @@ class CompileError(Exception):
 
 
 def compile_reference(test: ConformanceTest, out: Path) -> Path:
-    """``model-converter --input test.tosa --output out``; its last lines when it fails."""
-    done = subprocess.run(
-        [str(model_converter()), "--input", str(test.model), "--output", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0 or not out.is_file():
-        lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
+    """``model-converter --input test.tosa --output out``; its last lines when it fails (run
+    once per test run: see :func:`reference_tools.run_reference`)."""
+    model_converter()  # missing: FileNotFoundError, as before
+    code, output = run_reference(test.model, out)
+    if code != 0 or not out.is_file():
+        lines = [line.strip() for line in output.splitlines()]
         detail = " | ".join(line for line in lines if line)[-600:] or "no output"
-        raise CompileError(f"model-converter exit code {done.returncode}: {detail}")
+        raise CompileError(f"model-converter exit code {code}: {detail}")
     return out
 
 

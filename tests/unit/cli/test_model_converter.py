@@ -26,7 +26,6 @@ from paths import ROOT
 from tosa_factory import Op as FbOp
 from tosa_factory import T, build, chain
 
-
 SAMPLES = ROOT / "samples"
 EXE = Path(sys.executable).parent / "vgfc-model-converter"
 

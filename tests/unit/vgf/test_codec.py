@@ -42,7 +42,6 @@ from vgfc.vulkan_names import (
 )
 
 
-
 def test_rich_model_round_trips_every_feature() -> None:
     """The hand-built model holds every feature the property test must see (samplers, alias
     groups, push-constant ranges, constants and their bindings, GLSL/HLSL/placeholder modules)."""
