@@ -137,6 +137,11 @@ class Compilation:
     def warnings(self) -> tuple[Diagnostic, ...]:
         return tuple(d for d in self.diagnostics if d.severity is Severity.WARNING)
 
+    @property
+    def notes(self) -> tuple[Diagnostic, ...]:
+        """Idioms vgfc recognised and accepted (a shader reading raw bits), worth a line."""
+        return tuple(d for d in self.diagnostics if d.severity is Severity.NOTE)
+
 
 class _Run:
     """One pass through the pipeline: what the stages produced so far, their diagnostics and
@@ -240,11 +245,11 @@ def _lower(run: _Run) -> bool:
             graph, plan, bindings, run.options.shader, keep_going=run.keep_going, skip=failed
         )
     except VgfcError as e:
-        d = in_library(graph, e.diagnostic)
+        d = in_library(graph, e.diagnostic, run.options.libraries)
         if d is e.diagnostic:
             raise
         raise type(e)(d.message, d.location, excerpt=d.excerpt) from None
-    run.diagnostics.extend(in_library(graph, d) for d in lowered.diagnostics)
+    run.diagnostics.extend(in_library(graph, d, run.options.libraries) for d in lowered.diagnostics)
     run.keep(modules=lowered.modules)
     return not run.failed
 

@@ -44,6 +44,14 @@ class Limits:
     global_size_max: int = UINT32_MAX
     """Largest ``global_size`` entry: invocation ids (``gl_GlobalInvocationID``) are uint32."""
 
+    # -- running a VGF (vgfc/runner/run.py) ----------------------------------------------------
+    run_workgroups_max: int = 1 << 22
+    """Workgroups one compute segment of a VGF may dispatch for ``vgfc run``/``verify``
+    (x * y * z). lavapipe runs them on the CPU's cores, a few million a second at best for an
+    empty shader, so a file patched to 65535 x 65535 x 64 would run for days; the largest
+    dispatch of a real model (a 4096 x 4096 image at 8 x 8 invocations per workgroup) is
+    262144, 16 times below. ``--timeout`` bounds the rest."""
+
     # -- JSON of implementation_attrs (vgfc/resolve/attrs.py) -----------------------------------
     attrs_bytes_max: int = 8 << 20
     """Size of ``implementation_attrs``: room for the largest shader source and its keys."""

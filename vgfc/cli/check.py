@@ -68,7 +68,7 @@ def check(model: Path, as_json: bool, stop_after: str, options: Options) -> None
             "model": str(model),
             "ok": not errors,
             "errors": len(errors),
-            "warnings": len(diagnostics) - len(errors),
+            "warnings": len(result.warnings),
             "diagnostics": [d.as_dict() for d in diagnostics],
             "summary": summary,
         }
@@ -79,7 +79,7 @@ def check(model: Path, as_json: bool, stop_after: str, options: Options) -> None
             print_diagnostic(console, d)
         if not errors:
             Console(highlight=False, soft_wrap=True).print(
-                escape(_ok_line(model, summary, stop_after, len(diagnostics)))
+                escape(_ok_line(model, summary, stop_after, len(result.warnings)))
             )
     if errors:
         sys.exit(EXIT_ERROR)

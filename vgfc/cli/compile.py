@@ -265,7 +265,7 @@ def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
                 options,
                 lambda s: status.update(f"{s}..."),
             )
-    for d in result.warnings:
+    for d in (*result.warnings, *result.notes):
         print_diagnostic(console, d)
     vgf = result.model
     out = Console(highlight=False, soft_wrap=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,63 @@ from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import InputError
 from vgfc.files import write_atomically
 from vgfc.ir import Array
+from vgfc.runner.run import DEFAULT_TIMEOUT
 
-__all__ = ["load_array", "parse_pairs", "read_push_data", "run"]
+__all__ = [
+    "PUSH_CONSTANTS_HELP",
+    "load_array",
+    "parse_pairs",
+    "push_target",
+    "read_push_data",
+    "run",
+    "timeout_option",
+]
+
+PUSH_CONSTANTS_HELP = (
+    "Push-constant values of a shader (repeatable): TARGET=FILE, the values as raw bytes or a "
+    ".npy array's bytes. TARGET is the custom op's operator_name (the compute module's name "
+    "in the VGF), segment:N (the VGF's segment N) or op:N (the model's op #N; verify only)."
+)
+
+
+def push_target(key: str, *, numbers: str) -> tuple[str, str]:
+    """(``segment``/``op``/``name``, value) of a ``--push-constants`` target. ``numbers`` is what
+    a bare number means (``segment`` for run) or ``""`` where it would be ambiguous."""
+    kind, sep, value = key.partition(":")
+    if sep and kind in ("segment", "op"):
+        if not value.isdigit():
+            raise click.BadParameter(
+                f"'{key}': {kind}: takes an index", param_hint="--push-constants"
+            )
+        return kind, value
+    if key.isdigit():
+        if not numbers:
+            raise click.BadParameter(
+                f"'{key}' is ambiguous: write op:{key} (op #{key} of the model) or "
+                f"segment:{key} (segment {key} of the VGF)",
+                param_hint="--push-constants",
+            )
+        return numbers, key
+    return "name", key
+
+
+def _check_timeout(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if not math.isfinite(value) or value <= 0:
+        raise click.BadParameter(f"{value} is not a number of seconds above 0")
+    return value
+
+
+def timeout_option(func: Any) -> Any:
+    """``--timeout SECONDS``: how long the scenario runner may run before it is stopped."""
+    return click.option(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        show_default=True,
+        callback=_check_timeout,
+        metavar="SECONDS",
+        help="Stop a run that takes longer (each run of the file; an error, exit code 1).",
+    )(func)
 
 
 def parse_pairs(values: tuple[str, ...], option: str, metavar: str) -> list[tuple[str, str]]:
@@ -66,7 +122,9 @@ def read_push_data(path: str) -> bytes:
     "inputs",
     multiple=True,
     metavar="[NAME=]FILE.npy",
-    help="A model input by name, or without NAME in model order (repeatable).",
+    help="A model input (repeatable): NAME=FILE by the input's name as `vgfc inspect` lists it "
+    "(vgfc names inputs after the model's tensors, the reference converter input_<i>) or its "
+    "index; FILE alone for inputs in model order.",
 )
 @click.option(
     "-o",
@@ -78,9 +136,8 @@ def read_push_data(path: str) -> bytes:
     "--push-constants",
     "push_constants",
     multiple=True,
-    metavar="SEGMENT=FILE",
-    help="Push-constant values of a compute segment (by index): raw bytes, or a .npy array's "
-    "bytes (repeatable).",
+    metavar="TARGET=FILE",
+    help=PUSH_CONSTANTS_HELP + " A bare N is segment:N.",
 )
 @click.option(
     "--shader",
@@ -95,6 +152,7 @@ def read_push_data(path: str) -> bytes:
     help="Keep the scenario and its files in this folder.",
 )
 @run_options
+@timeout_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the outputs.")
 @handle_errors
 def run(
@@ -106,20 +164,27 @@ def run(
     workdir: Path | None,
     validate: bool,
     device: str,
+    timeout: float,
     as_json: bool,
 ) -> None:
     """Run VGF on the CPU (lavapipe, Arm's ML emulation layers, the scenario runner).
 
     \b
     vgfc run model.vgf -i x.npy -o out/              inputs in model order
-    vgfc run model.vgf -i input_0=x.npy --json       inputs by name
-    vgfc run model.vgf -i x.npy --push-constants 1=pc.bin
+    vgfc run model.vgf -i x=x.npy --json             inputs by name (as vgfc inspect lists them)
+    vgfc run model.vgf -i x.npy --push-constants blur=pc.bin
+
+    Every output and every value passed between segments starts as a canary: elements no
+    segment wrote are reported as warnings (how many, the first, the segment that should have
+    written them). Dispatches of more than 4194304 workgroups are refused (docs/limits.md).
 
     Needs pip install 'vgfc[run]' and apt-get install mesa-vulkan-drivers libvulkan1.
     """
-    from vgfc.runner import run_vgf
+    from vgfc.diagnostics import Diagnostic, Location, Severity
+    from vgfc.runner import run_checked
     from vgfc.runner.scenario import safe_name
     from vgfc.runner.stack import resolve_device
+    from vgfc.vgf.decode import read_vgf
 
     named: dict[str, Array] = {}
     positional: list[Array] = []
@@ -137,12 +202,12 @@ def run(
     if named and positional:
         raise click.UsageError("give every --input by NAME=FILE or every one by position")
     pushes: dict[int, bytes] = {}
-    for key, path in parse_pairs(push_constants, "--push-constants", "SEGMENT=FILE"):
-        if not key.isdigit():
-            raise click.BadParameter(
-                f"segment '{key}' is not an index", param_hint="--push-constants"
-            )
-        pushes[int(key)] = read_push_data(path)
+    given = parse_pairs(push_constants, "--push-constants", "TARGET=FILE")
+    if given:
+        model = read_vgf(vgf)
+        for key, path in given:
+            for segment in _push_segments(model, key):
+                pushes[segment] = read_push_data(path)
     modules: dict[str, bytes] = {}
     for module, path in parse_pairs(shaders, "--shader", "MODULE=FILE.spv"):
         try:
@@ -152,12 +217,27 @@ def run(
 
     start = time.perf_counter()
     device = resolve_device(device)
-    outputs = run_vgf(
-        vgf, named or positional, pushes, workdir, shaders=modules, validate=validate, device=device
+    result = run_checked(
+        vgf,
+        named or positional,
+        pushes,
+        workdir,
+        shaders=modules,
+        validate=validate,
+        device=device,
+        timeout=timeout,
     )
+    outputs = result.outputs
     ran_on = "lavapipe (CPU)" if device == "cpu" else "the GPU's Vulkan driver"
     checked = ", validation-clean" if validate else ""
     seconds = time.perf_counter() - start
+    if result.unwritten:
+        from vgfc.cli.support import print_diagnostic, stderr_console
+
+        console = stderr_console()
+        for u in result.unwritten:
+            severity = Severity.WARNING if u.carried_from is None else Severity.NOTE
+            print_diagnostic(console, Diagnostic(severity, u.describe(), Location(file=str(vgf))))
 
     written: dict[str, str] = {}
     if output_dir is not None:
@@ -178,6 +258,7 @@ def run(
                     "validated": validate,
                     "seconds": seconds,
                     "outputs": summary,
+                    "unwritten": [_unwritten_json(u) for u in result.unwritten],
                 },
                 indent=2,
             )
@@ -191,6 +272,52 @@ def run(
             line += f"  -> {info['file']}"
         click.echo(line)
     click.echo(f"{vgf}: ran on {ran_on} in {seconds:.2f} s{checked}, {len(outputs)} output(s)")
+
+
+def _push_segments(model: Any, key: str) -> list[int]:
+    """The compute segments a ``--push-constants`` target of ``vgfc run`` names."""
+    from vgfc.vgf.model import ModuleType
+
+    kind, value = push_target(key, numbers="segment")
+    if kind == "op":
+        raise click.BadParameter(
+            f"'{key}': a VGF has no op numbers; give segment:N or the module's name "
+            "(vgfc inspect lists both)",
+            param_hint="--push-constants",
+        )
+    if kind == "segment":
+        return [int(value)]  # run_vgf checks the index
+    found = [
+        i
+        for i, s in enumerate(model.segments)
+        if s.type is ModuleType.COMPUTE and model.module_of(s).name == value
+    ]
+    if not found:
+        from vgfc.diagnostics import did_you_mean
+
+        names = sorted(
+            {model.module_of(s).name for s in model.segments if s.type is ModuleType.COMPUTE}
+        )
+        raise click.BadParameter(
+            f"no compute module '{value}'{did_you_mean(value, names)} (compute modules: "
+            f"{', '.join(names) or 'none'})",
+            param_hint="--push-constants",
+        )
+    return found
+
+
+def _unwritten_json(u: Any) -> dict[str, Any]:
+    return {
+        "value": u.value.name if u.value.output else None,
+        "binding": u.value.binding,
+        "output": u.value.output,
+        "count": u.count,
+        "total": u.total,
+        "first_index": u.first,
+        "segment": u.value.writer,
+        "carried_from": u.carried_from,
+        "message": u.describe(),
+    }
 
 
 def _stats(array: Array) -> dict[str, Any]:

@@ -4,7 +4,8 @@
 Compile (GLSL/HLSL) or decode (SPIR-V), validate every module with SPIRV-Tools and reflect it
 (:mod:`vgfc.shader.build`, through the shader cache), then hold the declaration up against the
 reflection: every declared resource must exist in the shader with the same descriptor kind, every
-shader resource must be declared, results must be writable, the push-constant layout must match
+shader resource must be declared, results must be writable, each resource must be read as the
+element type the tensor holds (:mod:`vgfc.lower.elements`), the push-constant layout must match
 the shader's block. Then derive what the VGF needs: the dispatch shape (workgroup counts) and the
 push-constant ranges.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from vgfc.ir import Graph, Operator, ShaderResource, ShaderSpec
 from vgfc.limits import LIMITS
+from vgfc.lower.elements import check_elements, code_name
 from vgfc.shader.build import CompiledShader, ShaderRequest, build_shader
 from vgfc.shader.glslang import CompileOptions
 from vgfc.shader.messages import LOCAL_SIZE, declaration, only_line, source_excerpt
@@ -78,6 +80,9 @@ def lower_shader(
     spirv, info = compiled.spirv, compiled.info
     warnings: list[Diagnostic] = []
     _cross_check(spec, info, where, warnings)
+    warnings.extend(
+        check_elements(spec, {(b.set, b.binding): b for b in info.bindings}, graph, where)
+    )
     dispatch = _dispatch(spec, info, graph, where, warnings)
     ranges = (
         (PushConstantRange(COMPUTE_STAGE, 0, spec.push_constant_size),)
@@ -132,7 +137,7 @@ def _declared(spec: ShaderSpec, line: int | None) -> tuple[str, tuple[str, ...]]
     declaration was not found (a SPIR-V binary, a binding given by a macro, an include)."""
     if spec.code is None or line is None:
         return "", ()
-    return f" (declared at shader_code:{line})", source_excerpt(spec.code, line)
+    return f" (declared at {code_name(spec)}:{line})", source_excerpt(spec.code, line)
 
 
 def _binding_line(spec: ShaderSpec, set_: int, binding: int) -> tuple[str, tuple[str, ...]]:
@@ -253,31 +258,63 @@ def _dispatch(
             )
         counts = derived
     assert counts is not None  # the schema requires one of the two
-    key = "workgroup_sizes" if spec.workgroup_counts is not None else "global_size"
+    given = spec.workgroup_counts is not None
+    if spec.origin is not None:  # a library kernel: its own keys, not the attributes'
+        key = "dispatch.workgroups" if given else "dispatch.global"
+        hint = (
+            "dispatch.workgroups gives workgroup counts; dispatch.global gives invocations, "
+            "which vgfc divides by the local size"
+        )
+    else:
+        key = "workgroup_sizes" if given else "global_size"
+        hint = "workgroup_sizes holds workgroup counts; global_size lets vgfc derive them"
     out.extend(_portable_counts(counts, key, where))
     invocations = counts[0] * local[0] * counts[1] * local[1] * counts[2] * local[2]
-    if spec.outputs:
-        first = spec.outputs[0]
-        tensor = graph.tensors[first.tensor]
-        elements = tensor.element_count
-        # A shader that works on images runs one invocation per texel (all C channels at once).
-        per_texel = any(r.is_image for r in spec.resources)
-        if elements is not None and per_texel and tensor.shape:
-            elements //= max(tensor.shape[-1], 1)
-        if elements is not None and invocations < elements:
-            unit = "texels" if per_texel else "elements"
-            out.append(
-                Diagnostic(
-                    Severity.WARNING,
-                    f"the dispatch runs {invocations} invocations (workgroup counts "
-                    f"{list(counts)} x local size {list(local)}), fewer than the {elements} "
-                    f"{unit} of {first.key} '{first.tensor}': unless each invocation handles "
-                    "several, part of the result is never written (workgroup_sizes holds "
-                    "workgroup counts; global_size lets vgfc derive them)",
-                    Location(key="workgroup_sizes").merged(where),
-                )
+    short = _short_outputs(spec, info, graph, invocations)
+    if short:
+        sizes = " and ".join(f"the {n} {unit} of {r.key} '{r.tensor}'" for r, n, unit in short)
+        names = " and ".join(f"{r.key} '{r.tensor}'" for r, _, _ in short)
+        out.append(
+            Diagnostic(
+                Severity.WARNING,
+                f"the dispatch runs {invocations} invocations (workgroup counts "
+                f"{list(counts)} x local size {list(local)}), fewer than {sizes}: unless each "
+                f"invocation writes several, {names} will be partly unwritten ({hint})",
+                Location(key="workgroup_sizes" if spec.origin is None else key).merged(where),
             )
+        )
     return counts
+
+
+def _short_outputs(
+    spec: ShaderSpec, info: ShaderInfo, graph: Graph, invocations: int
+) -> list[tuple[ShaderResource, int, str]]:
+    """(output, units, unit name) for each output with more units than the dispatch has
+    invocations: a unit is what one invocation writes: an element, a texel of an image (all C
+    channels at once) or, where the shader reads the buffer as wider words or vectors
+    (``uint`` over FP16, ``vec4`` over FP32), one word."""
+    reflected = {(b.set, b.binding): b for b in info.bindings}
+    # A shader that works on images runs one invocation per texel.
+    per_texel = any(r.is_image for r in spec.resources)
+    short = []
+    for r in spec.outputs:
+        tensor = graph.tensors[r.tensor]
+        units = tensor.element_count
+        if units is None:
+            continue
+        unit = "elements"
+        if per_texel and tensor.shape:
+            units //= max(tensor.shape[-1], 1)
+            unit = "texels"
+        b = reflected.get((r.set, r.binding))
+        element = b.element if b is not None and not r.is_image else None
+        width = tensor.dtype.storage_bits // 8
+        if element is not None and width and element.size > width:
+            units = -(-units // (element.size // width))
+            unit = f"{element.text} words"
+        if invocations < units:
+            short.append((r, units, unit))
+    return short
 
 
 def _portable_counts(counts: tuple[int, int, int], key: str, where: Location) -> list[Diagnostic]:

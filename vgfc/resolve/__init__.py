@@ -47,7 +47,8 @@ class Resolution:
     graph: Graph
     """The input graph with ``Operator.shader`` set on every resolved custom op."""
     diagnostics: tuple[Diagnostic, ...] = ()
-    """With ``keep_going``: the first error of each op that failed."""
+    """Warnings (a lossy conversion a kernel allowed), and with ``keep_going`` the first error
+    of each op that failed."""
     failed: frozenset[int] = frozenset()
     """Indices of the ops that failed (with ``keep_going``); they keep no shader."""
     renumbered: bool = False
@@ -99,6 +100,7 @@ def resolve(
             groups.append((dataclasses.replace(op, shader=spec),))
             continue
         bound_by[len(groups)] = (binding.entry, binding.kernel or "compose")
+        diagnostics.extend(binding.warnings)
         groups.append(binding.operators)
         tensors.update(binding.tensors)
         changed = changed or len(binding.operators) != 1
@@ -172,6 +174,7 @@ class _Bound:
     tensors: dict[str, Tensor]
     entry: str
     kernel: str | None
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 def _bind(
@@ -205,7 +208,9 @@ def _bind(
         if added.shader is not None:
             check_contract(added.shader, added, after)
             _check_operands(added, after)
-    return None, _Bound(binding.operators, dict(binding.tensors), entry.label, binding.kernel)
+    return None, _Bound(
+        binding.operators, dict(binding.tensors), entry.label, binding.kernel, binding.warnings
+    )
 
 
 def _unknown(domain: str, name: str, libraries: Sequence[Library]) -> str:
@@ -250,32 +255,47 @@ def _check_operands(op: Operator, graph: Graph) -> None:
             )
 
 
-def in_library(graph: Graph, d: Diagnostic) -> Diagnostic:
-    """A diagnostic of a later stage (a shader's compile error, a dispatch warning) about an op
-    a kernel library bound, pointed at the library's kernel: the attribute keys it would name
-    (``shader_code``, ``output_0_binding``) are not the op's but the library's."""
+def in_library(graph: Graph, d: Diagnostic, libraries: Sequence[Library] = ()) -> Diagnostic:
+    """A diagnostic of a later stage (a shader's compile error, a dispatch warning, a lowering
+    error of a composed op) about an op a kernel library bound, pointed at the library: the
+    attribute keys it would name (``shader_code``, ``output_0_binding``) are not the op's but
+    the library's, as is a built-in op a ``compose`` made. ``libraries`` are searched for the
+    entry of a composed op (its file and line)."""
     loc = d.location
     if loc.op_index is None:
         return d
+    ops = [op for op in graph.operators if op.file_index == loc.op_index and op.op == loc.op]
     spec = next(
-        (
-            op.shader
-            for op in graph.operators
-            if op.shader is not None
-            and op.shader.origin is not None
-            and op.file_index == loc.op_index
-            and op.op == loc.op
-        ),
+        (op.shader for op in ops if op.shader is not None and op.shader.origin is not None),
         None,
     )
     if spec is None or spec.origin is None:
-        return d
+        return _in_compose(ops, d, libraries)
     key = spec.origin
     if loc.key:
-        # input_0_binding -> resources.x; shader_code -> shader.file
-        detail = "shader.file" if loc.key == "shader_code" else loc.key
+        # input_0_binding -> resources.x; shader_code -> the kernel's shader file (swish.comp)
+        from vgfc.lower.elements import code_name
+
+        detail = code_name(spec) if loc.key == "shader_code" else loc.key
+        detail = {"entry_point": "shader.entry_point"}.get(detail, detail)
         for prefix, name in spec.operand_names:
             if loc.key.startswith(prefix + "_"):
                 detail = f"resources.{name}"
         key = f"{key}: {detail}"
+    return dataclasses.replace(d, location=dataclasses.replace(loc, key=key))
+
+
+_EXPANDED = "expanded from "
+
+
+def _in_compose(ops: list[Operator], d: Diagnostic, libraries: Sequence[Library]) -> Diagnostic:
+    """``d`` about a built-in op a library's ``compose`` made, pointed at the entry."""
+    made = next((op for op in ops if (op.inserted or "").startswith(_EXPANDED)), None)
+    if made is None or made.inserted is None:
+        return d
+    label = made.inserted.removeprefix(_EXPANDED)
+    entry = next((e for lib in libraries for e in lib.entries.values() if e.label == label), None)
+    origin = entry.where().render() if entry is not None else label
+    loc = d.location
+    key = f"{origin}: compose: {made.op}" + (f": {loc.key}" if loc.key else "")
     return dataclasses.replace(d, location=dataclasses.replace(loc, key=key))

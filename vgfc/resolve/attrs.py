@@ -301,7 +301,6 @@ def _check_operand_keys(payload: dict[str, Any], op: Operator, where: Location) 
 # pattern are the schema's own text (read from the file once, as the module loads).
 _SCHEMA_NAME = "implementation_attrs.schema.json"
 _XYZ_KEYS = ("workgroup_sizes", "global_size")
-_LANGUAGES = frozenset({"GLSL", "HLSL", "SPIR-V", ""})
 _SAMPLER_KEYS = frozenset(
     {"min_filter", "mag_filter", "address_mode_u", "address_mode_v", "border_color"}
 )
@@ -322,6 +321,10 @@ def _compiled_patterns() -> tuple[
 
 
 _PUSH_PATTERN, _KEY_PATTERNS = _compiled_patterns()
+_LANGUAGE_PATTERN = re.compile(
+    load_schema(_SCHEMA_NAME)["properties"]["shader_language"]["pattern"]
+)
+_LANGUAGE_NAMES = ("GLSL", "HLSL", "SPIR-V")
 
 
 @functools.lru_cache(maxsize=256)
@@ -358,7 +361,7 @@ def conforms(payload: dict[str, Any]) -> bool:
             if not all(_is_int(v) and v >= 1 for v in xyz):
                 return False
     language = payload.get("shader_language", "")
-    if not isinstance(language, str) or language not in _LANGUAGES:
+    if not isinstance(language, str) or _LANGUAGE_PATTERN.search(language) is None:
         return False
     if not isinstance(payload.get("shader_code", ""), str):
         return False
@@ -409,6 +412,12 @@ def _check_schema(payload: dict[str, Any], where: Location) -> None:
         message = "missing: give workgroup_sizes (workgroup counts) or global_size"
     elif error.validator == "pattern" and path == ["push_constants"]:
         message = f"expected 'name: size, name: size', got '{quote(error.instance)}'"
+    elif error.validator == "pattern" and path == ["shader_language"]:
+        choices = ["GLSL", "HLSL", "SPIR-V"]
+        message = (
+            f"unknown language '{quote(error.instance)}' (GLSL, HLSL or SPIR-V, in any letter "
+            f"case){did_you_mean(str(error.instance).upper(), choices)}"
+        )
     else:
         message = _schema_message(error)
     raise InputError(message, Location(key=".".join(path)).merged(where))
@@ -517,8 +526,14 @@ def _check_bindings_unique(resources: tuple[ShaderResource, ...], where: Locatio
             )
 
 
+def _language(text: str) -> str | None:
+    """The language ``shader_language`` names in any letter case (as the schema matches it:
+    ``glsl`` is GLSL); ``None`` for an empty one."""
+    return next((n for n in _LANGUAGE_NAMES if re.fullmatch(f"(?i:{re.escape(n)})", text)), None)
+
+
 def _code(payload: dict[str, Any], where: Location) -> tuple[str | None, str | None, bytes | None]:
-    language = payload.get("shader_language") or None
+    language = _language(payload.get("shader_language") or "")
     code = payload.get("shader_code")
     if code is not None and language is None:
         raise InputError(

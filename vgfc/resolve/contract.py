@@ -102,8 +102,24 @@ def _check_image_shape(
             at,
         )
     if channels != components:
+        wanted = _with_channels(r.format, channels)
+        fix = f": use {wanted}" if wanted else ""
         raise InputError(
             f"{r.format} has {components} component{'s' if components > 1 else ''}, the image "
-            f"has C = {channels} (shape {list(shape)}): they must be equal",
+            f"has C = {channels} (shape {list(shape)}): they must be equal{fix}",
             Location(key=f"{r.key}_vkformat").merged(at),
         )
+
+
+def _with_channels(name: str, channels: int) -> str | None:
+    """The format like ``name`` with ``channels`` components (VK_FORMAT_R32_SFLOAT, 4 ->
+    VK_FORMAT_R32G32B32A32_SFLOAT), when Vulkan has one."""
+    from vgfc.vulkan_names import formats
+
+    info = _format_info(name)
+    if info is None:
+        return None
+    wanted = (
+        "VK_FORMAT_" + "".join(f"{c}{info.bits}" for c in "RGBA"[:channels]) + f"_{info.numeric}"
+    )
+    return wanted if wanted in formats() else None

@@ -112,6 +112,9 @@ class Kernel:
     global_size: tuple[Expr, ...] | None
     workgroups: tuple[Expr, ...] | None
     line: int
+    allow_lossy: frozenset[str] = frozenset()
+    """Operands kernel selection may convert with a CAST that loses information
+    (``allow_lossy: true`` names them all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,9 @@ class Entry:
     line: int = 0
     example: Mapping[str, Any] = field(default_factory=dict)
     """``example`` of the file: ``params`` and ``shapes`` for ``vgfc kernels``."""
+    reference: str | None = None
+    """``module:function``: a Python reference of the operator (numpy in, numpy out) that
+    ``vgfc verify`` checks the kernels against (:func:`vgfc.resolve.reference.load_reference`)."""
 
     @property
     def label(self) -> str:
@@ -401,6 +407,7 @@ class _Reader:
             library=self.library,
             line=self.lines.line(at),
             example=self.example(raw.get("example") or {}, params, operands, [*at, "example"]),
+            reference=raw.get("reference"),
         )
 
     def example(
@@ -594,7 +601,20 @@ class _Reader:
             global_size=sizes if key == "global" else None,
             workgroups=sizes if key == "workgroups" else None,
             line=self.lines.line(at),
+            allow_lossy=self.allow_lossy(raw.get("allow_lossy", False), operands, at),
         )
+
+    def allow_lossy(self, raw: Any, operands: Sequence[str], at: list[Any]) -> frozenset[str]:
+        if raw is True:
+            return frozenset(operands)
+        if raw is False:
+            return frozenset()
+        for k, name in enumerate(raw):
+            if name not in operands:
+                raise self.fail(
+                    f"'{name}' is no operand ({', '.join(operands)})", [*at, "allow_lossy", k]
+                )
+        return frozenset(raw)
 
     def path(self, raw: str, at: list[Any], *, is_dir: bool) -> Path:
         path = (self.base / raw).resolve()

@@ -146,6 +146,9 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
             raise ShaderError(
                 f"{shader.path.name} uses set {key[0]} binding {key[1]}, which no resource declares"
             )
+    from vgfc.lower.elements import check_kernel_elements
+
+    check_kernel_elements(kernel, entry.operands, len(entry.inputs), info)
     if info.push_constant_size:
         raise ShaderError(
             f"{shader.path.name} has a push-constant block: a VGF carries no push-constant "

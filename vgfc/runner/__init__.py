@@ -9,7 +9,8 @@ Needs ``pip install 'vgfc[run]'`` and the Debian packages ``mesa-vulkan-drivers 
 
 from __future__ import annotations
 
-from vgfc.runner.run import DEFAULT_TIMEOUT, Inputs, match_inputs, run_vgf
+from vgfc.runner.coverage import Unwritten
+from vgfc.runner.run import DEFAULT_TIMEOUT, Inputs, RunResult, match_inputs, run_checked, run_vgf
 from vgfc.runner.stack import Stack, find_stack
 from vgfc.runner.validation import ValidationError
 from vgfc.vgf.decode import read_vgf
@@ -19,10 +20,13 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "Inputs",
     "Model",
+    "RunResult",
     "Stack",
+    "Unwritten",
     "ValidationError",
     "find_stack",
     "match_inputs",
     "read_vgf",
+    "run_checked",
     "run_vgf",
 ]

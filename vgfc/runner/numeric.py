@@ -1,8 +1,8 @@
-"""Numbers from an independent oracle, and how far vgfc's results are from them.
+"""Numbers from an oracle, and how far vgfc's results are from them.
 
-``vgfc verify`` compiles a model, runs it on the CPU emulation stack and compares each output
-with one of: the TOSA reference model (models without custom ops), the reference converter's VGF
-run on the same stack (models with custom shaders), or arrays the user supplies.
+``vgfc verify`` (:mod:`vgfc.runner.oracle`) compiles a model, runs it on the CPU emulation stack
+and compares each output with: the TOSA reference model (the built-in operators, whole or piece
+by piece), the reference converter's VGF run on the same stack, or arrays the user supplies.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ __all__ = [
     "compare",
     "random_inputs",
     "reference_converter_outputs",
+    "run_reference_model",
     "tosa_reference_outputs",
 ]
 
@@ -139,24 +140,39 @@ def tosa_reference_outputs(
             "the TOSA reference model cannot run CUSTOM operators: compare with the reference "
             "converter (--against reference) or give --expected arrays"
         )
+    return run_reference_model(
+        model.read_bytes(), graph, {n: inputs[n] for n in graph.inputs}, list(graph.outputs)
+    )
+
+
+def run_reference_model(
+    tosa: bytes,
+    graph: Graph,
+    inputs: Mapping[str, Array],
+    outputs: Sequence[str],
+) -> dict[str, Array]:
+    """Run the TOSA file ``tosa`` on the reference model: ``inputs`` by tensor name (each
+    converted to the element type ``graph`` gives the tensor), the ``outputs`` named back."""
     exe = _program("tosa_reference_model", "tosa-tools")
     with tempfile.TemporaryDirectory(prefix="vgfc-ref-") as tmp:
         work = Path(tmp)
+        (work / "model.tosa").write_bytes(tosa)
         files = []
-        for i, name in enumerate(graph.inputs):
+        for i, (name, array) in enumerate(inputs.items()):
             path = work / f"in{i}.npy"
-            np.save(path, inputs[name])
+            dtype = numpy_dtype(graph.tensors[name].dtype)
+            np.save(path, np.asarray(array).astype(dtype) if dtype is not None else array)
             files.append(path.name)
-        outs = [f"out{i}.npy" for i in range(len(graph.outputs))]
+        outs = [f"out{i}.npy" for i in range(len(outputs))]
         run = subprocess.run(
             [
                 exe,
-                f"--tosa_file={model.resolve()}",
+                f"--tosa_file={work / 'model.tosa'}",
                 f"--flatbuffer_dir={work}",
                 f"--output_dir={work}",
-                f"--ifm_name={','.join(graph.inputs)}",
+                f"--ifm_name={','.join(inputs)}",
                 f"--ifm_file={','.join(files)}",
-                f"--ofm_name={','.join(graph.outputs)}",
+                f"--ofm_name={','.join(outputs)}",
                 f"--ofm_file={','.join(outs)}",
             ],
             capture_output=True,
@@ -164,10 +180,21 @@ def tosa_reference_outputs(
             cwd=work,
             timeout=600,
         )
-        if run.returncode != 0:
-            last = (run.stdout + run.stderr).strip().splitlines()[-3:]
-            raise UnsupportedError(f"the TOSA reference model failed: {' | '.join(last)}")
-        return {name: np.load(work / f) for name, f in zip(graph.outputs, outs, strict=True)}
+        if run.returncode != 0 or not all((work / f).is_file() for f in outs):
+            # It exits 0 when it refuses a graph ("Failed to validate graph"), writing nothing.
+            raise UnsupportedError(f"the TOSA reference model failed: {_reference_error(run)}")
+        return {name: np.load(work / f) for name, f in zip(outputs, outs, strict=True)}
+
+
+def _reference_error(run: subprocess.CompletedProcess[str]) -> str:
+    """The reference model's own error lines; on a crash it prints a debugger's backtrace
+    after them, which says nothing to a user."""
+    lines = [line.strip() for line in (run.stdout + run.stderr).splitlines() if line.strip()]
+    errors = [line for line in lines if "ERROR" in line or "Failed" in line]
+    if errors:
+        at = lines.index(errors[0])
+        return " | ".join(lines[at : at + 2])
+    return " | ".join(lines[-3:]) or f"exit code {run.returncode}"
 
 
 def reference_converter_outputs(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -17,6 +18,8 @@ import numpy as np
 
 from vgfc.diagnostics import InputError, UnsupportedError, VgfcError, did_you_mean
 from vgfc.ir import Array
+from vgfc.limits import LIMITS
+from vgfc.runner.coverage import Unwritten, canary_array, unwritten, watch
 from vgfc.runner.formats import element_format
 from vgfc.runner.scenario import build_scenario, read_output, runnable_without_substitution
 from vgfc.runner.stack import Stack, find_stack, resolve_device
@@ -31,13 +34,26 @@ from vgfc.vgf.decode import read_vgf
 from vgfc.vgf.encode import encode_to
 from vgfc.vgf.model import Interface, Model, ModuleType
 
-__all__ = ["DEFAULT_TIMEOUT", "Inputs", "match_inputs", "run_vgf"]
+__all__ = ["DEFAULT_TIMEOUT", "Inputs", "RunResult", "check_dispatches", "match_inputs", "run_vgf"]
 
 Inputs = Mapping[str, Array] | Sequence[Array]
 """Model inputs by name (or by index as a string), or a sequence in model order."""
 
 DEFAULT_TIMEOUT = 600.0
 """Seconds a run may take before it is stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What :func:`run_vgf` with ``coverage`` found."""
+
+    outputs: dict[str, Array]
+    """The model's outputs by name."""
+    unwritten: tuple[Unwritten, ...] = ()
+    """Outputs and values between segments with elements no segment wrote."""
+    between: dict[int, Array] = dataclasses.field(default_factory=dict)
+    """What the run computed for each value passed between segments, by logical binding id."""
+
 
 # "2026-01-01 10:00:00,000 [Scenario-Runner] ERROR: message"
 _LOG_LINE = re.compile(r"\[Scenario-Runner\] (\w+): (.*)$")
@@ -54,7 +70,8 @@ def run_vgf(
     validate: bool = False,
     device: str = "cpu",
 ) -> dict[str, Array]:
-    """Run ``vgf_path`` with the scenario runner on lavapipe and return its outputs.
+    """Run ``vgf_path`` with the scenario runner on lavapipe and return its outputs
+    (:func:`run_checked` without write coverage).
 
     ``inputs`` go by the VGF's input names (or their index as a string) or, as a sequence, in
     model order; arrays are converted to the VGF's element types when no value changes.
@@ -74,11 +91,44 @@ def run_vgf(
     segment of each message (found by running prefixes of the file, see
     :mod:`vgfc.runner.validation`; their files go to ``workdir/segments``). ``device`` is
     ``cpu`` (lavapipe), ``gpu`` (the machine's Vulkan driver) or ``auto``.
+
+    A compute segment whose dispatch goes past :data:`vgfc.limits.LIMITS`'s
+    ``run_workgroups_max`` is refused before anything runs; a run that takes longer than
+    ``timeout`` seconds is stopped (:class:`VgfcError`).
     """
-    run = _Run(timeout, validate, resolve_device(device))
+    return run_checked(
+        vgf_path,
+        inputs,
+        push_constants,
+        workdir,
+        shaders=shaders,
+        timeout=timeout,
+        validate=validate,
+        device=device,
+        coverage=False,
+    ).outputs
+
+
+def run_checked(
+    vgf_path: str | os.PathLike[str],
+    inputs: Inputs,
+    push_constants: Mapping[int, bytes] | None = None,
+    workdir: str | os.PathLike[str] | None = None,
+    *,
+    shaders: Mapping[str, bytes] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    validate: bool = False,
+    device: str = "cpu",
+    coverage: bool = True,
+) -> RunResult:
+    """:func:`run_vgf`, and with ``coverage`` the elements no segment wrote: every output and
+    every value a segment passes to another starts as a canary (:mod:`vgfc.runner.coverage`),
+    and what still holds it after the run is reported in :attr:`RunResult.unwritten`."""
+    run = _Run(timeout, validate, resolve_device(device), coverage)
     path = Path(vgf_path)
     model = read_vgf(path)
     try:
+        check_dispatches(model)
         arrays = match_inputs(model, inputs)
         pushes = _check_push_constants(model, push_constants or {})
         substitutes = dict(shaders or {})
@@ -94,6 +144,21 @@ def run_vgf(
     with tempfile.TemporaryDirectory(prefix="vgfc-run-") as tmp:
         folder = Path(tmp).resolve()
         return _run(path, model, arrays, pushes, substitutes, folder, stack, run)
+
+
+def check_dispatches(model: Model) -> None:
+    """Refuse a compute segment whose dispatch is more work than any model needs: a file whose
+    counts were patched to 65535 x 65535 x 64 would keep lavapipe busy for days."""
+    most = LIMITS.run_workgroups_max
+    for index, segment in enumerate(model.segments):
+        if segment.type is not ModuleType.COMPUTE:
+            continue
+        x, y, z = segment.dispatch
+        if x * y * z > most:
+            raise InputError(
+                f"segment {index} '{segment.name}' dispatches {x} x {y} x {z} = {x * y * z} "
+                f"workgroups, more than the {most} vgfc runs (docs/limits.md)"
+            )
 
 
 def match_inputs(model: Model, inputs: Inputs) -> list[Array]:
@@ -208,6 +273,7 @@ class _Run:
     validate: bool
     device: str
     """``cpu`` or ``gpu``."""
+    coverage: bool = False
 
 
 def _run(
@@ -219,11 +285,63 @@ def _run(
     folder: Path,
     stack: Stack,
     run: _Run,
-) -> dict[str, Array]:
-    timeout = run.timeout
-    scenario, outputs = build_scenario(vgf, model, arrays, pushes, shaders, folder)
+) -> RunResult:
     where = str(vgf)
-    done, log = _execute(scenario, folder, stack, run, timeout, where)
+    deadline = time.monotonic() + run.timeout
+    if not run.coverage:
+        results = _run_once(vgf, model, arrays, pushes, shaders, folder, stack, run, where, None)
+        return RunResult(results)
+    exposed, watched = watch(model)
+    source = vgf
+    if exposed is not model:
+        source = folder / "coverage.vgf"
+        with source.open("wb") as out:
+            encode_to(exposed, out)
+    first = _run_canary(source, exposed, arrays, pushes, shaders, folder, stack, run, where, 0)
+    found = unwritten(exposed, watched, first)
+    if found:
+        # Elements that hold the canary: confirmed only when they hold another one as well.
+        left = max(deadline - time.monotonic(), 1.0)
+        again = dataclasses.replace(run, timeout=left, validate=False)
+        sub = folder / "confirm"
+        sub.mkdir(exist_ok=True)
+        second = _run_canary(source, exposed, arrays, pushes, shaders, sub, stack, again, where, 1)
+        found = unwritten(exposed, watched, first, second)
+    names = {o.name for o in model.outputs}
+    between = {w.binding: first[w.name] for w in watched if not w.output and w.name in first}
+    return RunResult({k: v for k, v in first.items() if k in names}, tuple(found), between)
+
+
+def _run_canary(
+    source: Path,
+    model: Model,
+    arrays: list[Array],
+    pushes: dict[int, bytes],
+    shaders: dict[str, bytes],
+    folder: Path,
+    stack: Stack,
+    run: _Run,
+    where: str,
+    canary: int,
+) -> dict[str, Array]:
+    initial = {i: canary_array(model, o, canary) for i, o in enumerate(model.outputs)}
+    return _run_once(source, model, arrays, pushes, shaders, folder, stack, run, where, initial)
+
+
+def _run_once(
+    vgf: Path,
+    model: Model,
+    arrays: list[Array],
+    pushes: dict[int, bytes],
+    shaders: dict[str, bytes],
+    folder: Path,
+    stack: Stack,
+    run: _Run,
+    where: str,
+    initial: Mapping[int, Array] | None,
+) -> dict[str, Array]:
+    scenario, outputs = build_scenario(vgf, model, arrays, pushes, shaders, folder, initial)
+    done, log = _execute(scenario, folder, stack, run, run.timeout, where)
     if run.validate:
         _check_validation(model, log, scenario, folder, stack, run, where, done.returncode)
     if done.returncode != 0:
@@ -258,16 +376,39 @@ def _execute(
         str(folder),
     ]
     try:
-        done = subprocess.run(
-            command, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        # A session of its own, so that a run stopped at the timeout leaves no process behind.
+        process = subprocess.Popen(
+            command,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        raise VgfcError(
-            f"the scenario runner did not finish in {timeout:g} s", file=where
-        ) from None
     except OSError as e:
         raise UnsupportedError(f"cannot start the scenario runner: {e.strerror}") from None
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop(process)
+        raise VgfcError(
+            f"the scenario runner did not finish in {timeout:g} s (--timeout)", file=where
+        ) from None
+    except BaseException:  # Ctrl-C: the runner goes too
+        _stop(process)
+        raise
+    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     return done, log
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """Kill the runner and whatever it started, and reap it."""
+    import signal
+
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.communicate(timeout=10)
 
 
 def _file_messages(log: Path, push_constants: bool) -> list[Message]:

@@ -82,12 +82,14 @@ def build_scenario(
     push_constants: Mapping[int, bytes],
     shaders: Mapping[str, bytes],
     workdir: Path,
+    initial: Mapping[int, Array] | None = None,
 ) -> tuple[dict[str, object], list[OutputFile]]:
     """The scenario for ``model``, read from the file ``vgf``; input, push-constant and shader
     files are written to
     ``workdir``. ``inputs`` are in model order, already of the right type and shape;
     ``push_constants`` maps compute segment index -> bytes; ``shaders`` maps module name ->
-    SPIR-V that replaces the module's own code."""
+    SPIR-V that replaces the module's own code; ``initial`` maps an output's index to what the
+    output holds before the run (a write-coverage canary), typed as the output is."""
     graph: dict[str, object] = {"uid": "vgf", "src": str(vgf.resolve())}
     resources: list[dict[str, object]] = [{"graph": graph}]
     bindings = []
@@ -109,6 +111,13 @@ def build_scenario(
         kind = resource_kind(resource, iface.resource)
         dst = workdir / f"{uid}.{'dds' if kind == 'image' else 'npy'}"
         described = _describe(resource, iface.resource, kind, "output", uid)
+        if initial is not None and i in initial:
+            start = initial[i]
+            if kind == "image":
+                start = start.reshape(1, *_image_hwc(resource, iface.resource))
+            src = workdir / f"{uid}.initial.npy"
+            np.save(src, np.ascontiguousarray(start))
+            described["src"] = str(src)
         resources.append({kind: {**described, "dst": str(dst)}})
         bindings.append({"set": 0, "id": iface.binding, "resource_ref": uid})
         outputs.append(OutputFile(iface.name, resource, kind, dst))

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
+from vgfc.spirv.reflect import Element, ResourceBinding, ShaderInfo
 
 if TYPE_CHECKING:
     from vgfc.shader.glslang import CompileOptions, IncludeProbe
@@ -308,7 +308,10 @@ def _info_json(info: ShaderInfo) -> dict[str, Any]:
     """``info`` as JSON values (lists for tuples, as JSON gives them back)."""
 
     def binding(b: ResourceBinding) -> dict[str, Any]:
-        return {name: getattr(b, name) for name in _BINDING_FIELDS}
+        out = {name: getattr(b, name) for name in _BINDING_FIELDS}
+        if b.element is not None:  # the element type, a dataclass of plain values
+            out["element"] = dataclasses.asdict(b.element)
+        return out
 
     return {
         "entry_points": [list(e) for e in info.entry_points],
@@ -370,7 +373,17 @@ def _bindings_from_json(value: Any) -> tuple[ResourceBinding, ...] | None:
         return None
     if not all(isinstance(b, dict) and b.keys() == _BINDING_KEYS for b in value):
         return None
-    return tuple(ResourceBinding(**b) for b in value)
+    try:
+        return tuple(_binding_from_json(b) for b in value)
+    except TypeError:  # an element type laid out another way
+        return None
+
+
+def _binding_from_json(b: dict[str, Any]) -> ResourceBinding:
+    element = b["element"]
+    if element is not None and not isinstance(element, dict):
+        raise TypeError("element")
+    return ResourceBinding(**{**b, "element": None if element is None else Element(**element)})
 
 
 # --- maintenance: ``vgfc cache`` ----------------------------------------------------------------

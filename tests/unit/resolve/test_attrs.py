@@ -199,7 +199,8 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "language spelling",
         payload(shader_language="SPIRV"),
-        "shader_language: 'SPIRV' is not one of ['GLSL', 'HLSL', 'SPIR-V', '']",
+        "shader_language: unknown language 'SPIRV' (GLSL, HLSL or SPIR-V, in any letter case) "
+        "(did you mean SPIR-V?)",
     ),
     (
         "code without language",

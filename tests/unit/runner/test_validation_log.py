@@ -102,7 +102,7 @@ def test_verify_names_the_model_not_its_temporary_vgf(monkeypatch: pytest.Monkey
     def fails(path: Path, *args: object, **kwargs: object) -> None:
         raise VgfcError("Vulkan validation reported 1 message(s)", file=str(path))
 
-    monkeypatch.setattr(vgfc.runner, "run_vgf", fails)
+    monkeypatch.setattr(vgfc.runner, "run_checked", fails)
     model = SAMPLES_DIR / "mixed.tosa"
     result = compile_model(model)
     assert result.graph is not None
