@@ -99,8 +99,13 @@ $(VENV)/.installed-fuzz: pyproject.toml $(VENV)/bin/activate
 	$(PY) -m pip install --quiet -e '.[shaders,fuzz]'
 	touch $@ $(VENV)/.installed
 
-fuzz: $(VENV)/.installed-fuzz ## fuzz the whole pipeline with atheris for FUZZ_SECONDS (600); findings in build/fuzz/
-	VGFC_CACHE_DIR=$(CURDIR)/build/fuzz-cache $(PY) tests/fuzz/fuzz_pipeline.py --seconds $(FUZZ_SECONDS)
+FUZZ_TARGETS ?= model library vgf
+
+fuzz: $(VENV)/.installed-fuzz ## fuzz models, kernel libraries and VGF files with atheris, FUZZ_SECONDS (600) each; findings in build/fuzz*/
+	@status=0; for target in $(FUZZ_TARGETS); do \
+	  VGFC_CACHE_DIR=$(CURDIR)/build/fuzz-cache $(PY) tests/fuzz/fuzz_pipeline.py \
+	    --target $$target --seconds $(FUZZ_SECONDS) || status=1; \
+	done; exit $$status
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,33 +1,35 @@
-"""vgfc against the reference converter (model-converter), as commands, side by side.
+"""vgfc against the reference converter (model-converter), side by side: as commands and in-process.
 
-    python scripts/bench.py [--runs 5] [--only NAME ...] [--vgfc PATH] [--baseline PATH]
-                            [--json FILE]
+    python scripts/bench.py [--runs 5] [--only NAME ...] [--baseline PATH] [--json FILE]
+                            [--no-scaling] [--huge]
 
 What a user or a CI job pays: each compile is a fresh process, timed from start to exit, with its
 peak resident memory from ``os.wait4`` (a vgfc compile's shader workers included, as they are its
 children). Runs are interleaved (model by model, the converters in turn, the order rotating each
-run) and the tables show the median of ``--runs``. ``--baseline`` adds another vgfc (another
-checkout's, say) to the same runs, for a before/after comparison measured under the same load.
+run) and the table shows the median of ``--runs``. Beside it, the **in-process** column: the same
+compile through the library API (``vgfc.compile(model, out)``) in one Python process that has
+imported vgfc once, what a tool that is already Python (ExecuTorch's export, a build script) pays
+per model; its ratio is against the reference converter's subprocess, which such a tool would
+otherwise start. ``--baseline`` adds another vgfc (another checkout's) to the same runs.
 
-The models come from ``scripts/make_bench_models.py`` (made on the first run under
-``build/bench``), plus the real networks under ``tests/data/real`` (those under ``mediapipe/``
-with ``--kernels mediapipe``). vgfc never touches the user's shader cache here: each row has a
-cache folder of its own (``VGFC_CACHE_DIR``), filled by an untimed compile before the first run,
-except the ``cache cold`` row, whose folder is emptied before every run.
+vgfc is timed as a regular install is: this checkout is installed (not in editable mode) into a
+virtual environment of its own, ``build/bench/venv``, and byte-compiled, as ``pip install`` leaves
+it. The floor under every vgfc figure, an interpreter of that environment starting and exiting
+(``python -c pass``), is printed with the table.
 
-Each vgfc's package is byte-compiled first, as ``pip install`` does: a checkout installed in
-editable mode with ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile its sources in every
-timed run, a cost no installed vgfc has.
+The rows: the generated models of ``scripts/make_bench_models.py`` (a 2000-op chain, 40 MB of
+constants, 100 GLSL shaders with the shader cache cold and warm), every real network under
+``tests/data`` (TFLite and MediaPipe networks, those with custom ops compiled with ``--kernels
+mediapipe``; the networks ExecuTorch exported), two batch rows (twenty models in one ``vgfc
+compile -d`` run with one and two workers, against a shell loop that runs the reference converter
+once per model), and a table of how compile time grows with the number of operators (1k, 10k,
+100k). ``--huge`` adds a model with 4 GiB of constants stored after the flatbuffer (peak memory
+is the figure to read). vgfc never touches the user's shader cache: each row has a cache folder
+of its own (``VGFC_CACHE_DIR``), filled by an untimed compile before the first run, except the
+``cache cold`` row, whose folder is emptied before every run.
 
 Linux counts the memory a process had when it was forked in its children's peak RSS, so this
-script keeps itself small (the models are made by a separate process) and prints its own peak,
-the floor under every figure.
-
-Two batch rows compile twenty models (the generated ones and a real network, four copies each)
-in one ``vgfc compile -d`` run, with one worker and with two, against a shell loop that runs the
-reference converter once per model: the start-up a CI job pays once instead of per model.
-
-A second table shows how compile time grows with the number of operators (1k, 10k, 100k).
+script keeps itself small (the models are made by a separate process) and prints its own peak.
 """
 
 from __future__ import annotations
@@ -54,13 +56,12 @@ MAIN = ("chain2000", "constants", "shaders100", "chain100k")
 """Generated models of the main table, in its order."""
 SCALING = {"chain1k": 1_000, "chain10k": 10_000, "chain100k": 100_000}
 """The models of the scaling table (scripts/make_bench_models.py names them) and their sizes."""
+REAL = ("real/tflite", "real/mediapipe", "executorch")
+"""Folders of tests/data that hold real networks."""
 KERNELS = {"mediapipe": ("--kernels", "mediapipe")}
 """vgfc's arguments for the real networks of a folder: the kernel library their custom ops need."""
-LABELS = {
-    "mc": "model-converter",
-    "vgfc": "vgfc",
-    "base": "baseline vgfc",
-}
+LABELS = {"mc": "model-converter", "vgfc": "vgfc", "base": "baseline vgfc"}
+VENV = ROOT / "build" / "bench" / "venv"
 
 
 @dataclass(eq=False)
@@ -75,9 +76,13 @@ class Case:
     batch: tuple[Path, ...] = ()
     """A batch row: these models in one ``vgfc compile -d`` run, against one reference converter
     process per model in a shell loop (what a CI job without a batch mode runs)."""
+    real: bool = False
+    """A real network (the summary line gives their median and worst ratio)."""
     times: dict[str, list[float]] = field(default_factory=dict)
     rss: dict[str, list[int]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    in_process: float | None = None
+    """Median seconds of ``vgfc.compile`` in a warm process."""
 
     def seconds(self, tool_name: str) -> float | None:
         return _median(self.times.get(tool_name, []))
@@ -100,12 +105,41 @@ def measure(command: list[str], env: dict[str, str]) -> tuple[float, int, int, s
     return wall, usage.ru_maxrss * kib, code, lines[-1] if lines else ""
 
 
+def install() -> Path:
+    """This checkout, installed as a user installs it, into :data:`VENV`; its ``vgfc``."""
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", str(ROOT)], check=True)
+    else:  # the dependencies are there: only vgfc itself, afresh
+        subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--force-reinstall",
+                str(ROOT),
+            ],
+            check=True,
+        )
+    code = "import compileall, os, vgfc; compileall.compile_dir(os.path.dirname(vgfc.__file__))"
+    subprocess.run([str(python), "-c", code], check=True, stdout=subprocess.DEVNULL)
+    return VENV / "bin" / "vgfc"
+
+
 class Bench:
     """Runs one tool on one case and records what it measured."""
 
     def __init__(self, tools: dict[str, Path], work: Path) -> None:
         self.tools, self.work = tools, work
         self.env = {**os.environ, "NO_COLOR": "1"}
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def cache(self, case: Case, tool_name: str) -> Path:
+        return self.work / "cache" / tool_name / case.name.replace("/", "_")
 
     def command(self, case: Case, tool_name: str) -> tuple[list[str], dict[str, str]]:
         exe, out = str(self.tools[tool_name]), str(self.work / f"out.{tool_name}.vgf")
@@ -114,7 +148,7 @@ class Bench:
                 loop = 'for m in "$@"; do "$0" --input "$m" --output "$m.vgf" || exit 1; done'
                 return ["/bin/sh", "-c", loop, exe, *map(str, case.batch)], self.env
             return [exe, "--input", str(case.model), "--output", out], self.env
-        folder = self.work / "cache" / tool_name / case.name
+        folder = self.cache(case, tool_name)
         if case.cold:
             shutil.rmtree(folder, ignore_errors=True)
         if case.batch:
@@ -123,18 +157,6 @@ class Bench:
         else:
             command = [exe, "compile", str(case.model), "-o", out, "-q", *case.vgfc_args]
         return command, {**self.env, "VGFC_CACHE_DIR": str(folder)}
-
-    def byte_compile(self) -> None:
-        """Write the bytecode of each vgfc's package, as pip does when it installs one."""
-        for tool_name, exe in self.tools.items():
-            if tool_name == "mc":
-                continue
-            python = Path(exe).read_text(errors="replace").splitlines()[0].removeprefix("#!")
-            code = (
-                "import compileall, os, vgfc; "
-                "compileall.compile_dir(os.path.dirname(vgfc.__file__), quiet=1)"
-            )
-            subprocess.run([python.strip(), "-c", code], check=True, env=self.env)
 
     def prepare(self, case: Case) -> None:
         """Fill the shader caches of a warm case."""
@@ -152,13 +174,69 @@ class Bench:
         case.times.setdefault(tool_name, []).append(wall)
         case.rss.setdefault(tool_name, []).append(rss)
 
+    def in_process(self, cases: list[Case], runs: int) -> None:
+        """Each case's ``vgfc.compile`` in one warm process of the bench environment."""
+        spec = [
+            {
+                "model": str(c.model),
+                "kernels": list(c.vgfc_args[1:2]) if c.vgfc_args[:1] == ("--kernels",) else [],
+                "cache": str(self.cache(c, "inproc")),
+                "cold": c.cold,
+            }
+            for c in cases
+        ]
+        python = Path(self.tools["vgfc"]).parent / "python"
+        done = subprocess.run(
+            [str(python), __file__, "--worker", json.dumps(spec), "--runs", str(runs)],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            check=True,
+        )
+        for case, seconds in zip(cases, json.loads(done.stdout), strict=True):
+            case.in_process = seconds
+
+    def floor(self, runs: int) -> float:
+        """Median wall time of the bench environment's interpreter starting and exiting."""
+        python = str(Path(self.tools["vgfc"]).parent / "python")
+        return statistics.median(measure([python, "-c", "pass"], self.env)[0] for _ in range(runs))
+
+
+def worker(spec: list[dict[str, object]], runs: int) -> None:
+    """``--worker``: time ``vgfc.compile`` on each model of ``spec`` in this process; print the
+    medians as JSON. The first compile of each model is not counted (it fills the cache)."""
+    import vgfc
+
+    medians: list[float | None] = []
+    with tempfile.TemporaryDirectory(prefix="vgfc-bench-") as tmp:
+        out = Path(tmp) / "out.vgf"
+        for case in spec:
+            os.environ["VGFC_CACHE_DIR"] = str(case["cache"])
+            kernels = list(case["kernels"])  # type: ignore[call-overload]
+            try:
+                vgfc.compile(str(case["model"]), out, kernels=kernels)
+            except vgfc.VgfcError:
+                medians.append(None)
+                continue
+            times = []
+            for _ in range(runs):
+                if case["cold"]:
+                    shutil.rmtree(str(case["cache"]), ignore_errors=True)
+                start = time.perf_counter()
+                vgfc.compile(str(case["model"]), out, kernels=kernels)
+                times.append(time.perf_counter() - start)
+            medians.append(statistics.median(times))
+    print(json.dumps(medians))
+
 
 def _median(values: list[float] | list[int]) -> float | None:
     return statistics.median(values) if values else None
 
 
 def seconds(value: float | None) -> str:
-    return "failed" if value is None else f"{value:.2f} s"
+    if value is None:
+        return "failed"
+    return f"{value * 1000:.1f} ms" if value < 0.1 else f"{value:.2f} s"
 
 
 def mib(value: float | None) -> str:
@@ -179,7 +257,7 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(headers), rule, *(line(r) for r in rows)])
 
 
-def cases_of(models: Path) -> tuple[list[Case], list[Case]]:
+def cases_of(models: Path, huge: bool) -> tuple[list[Case], list[Case]]:
     """The rows of the main table and of the scaling table (a model in both is one case)."""
     names = list(dict.fromkeys([*MAIN, *SCALING]))
     maker = [sys.executable, str(ROOT / "scripts" / "make_bench_models.py"), "--out"]
@@ -192,16 +270,24 @@ def cases_of(models: Path) -> tuple[list[Case], list[Case]]:
             cases.append(Case("shaders100 (cache warm)", paths[name]))
         else:
             cases.append(Case(name, paths[name]))
-    real = ROOT / "tests" / "data" / "real"
-    for model in sorted(real.rglob("*.tosa")):
-        parts = model.relative_to(real).parts
-        if "conformance" not in parts:
-            name = str(model.relative_to(real).with_suffix(""))
-            cases.append(Case(name, model, vgfc_args=KERNELS.get(parts[0], ())))
+    if huge:
+        path = models / "external4g.tosa"
+        if not path.exists():
+            script = str(ROOT / "scripts" / "bench_models.py")
+            subprocess.run(
+                [sys.executable, script, "external", str(path), "--gib", "4"], check=True
+            )
+        cases.append(Case("4 GiB of constants", path))
+    data = ROOT / "tests" / "data"
+    for folder in REAL:
+        for model in sorted((data / folder).glob("*.tosa")):
+            name = str(model.relative_to(data).with_suffix(""))
+            args = KERNELS.get(model.parent.name, ())
+            cases.append(Case(name, model, vgfc_args=args, real=True))
     # The batch rows: every model above that both converters compile, four times over under
     # names of their own, as a CI job that builds a folder of models would meet them.
     both = [paths["chain2000"], paths["constants"], paths["shaders100"], paths["chain1k"]]
-    both += [real / "tflite" / "face_detection_short_range.tosa"]
+    both += [data / "real" / "tflite" / "face_detection_short_range.tosa"]
     copies = models / "batch"
     copies.mkdir(parents=True, exist_ok=True)
     batch = []
@@ -218,30 +304,78 @@ def cases_of(models: Path) -> tuple[list[Case], list[Case]]:
     return cases, [known.get(n) or Case(n, paths[n]) for n in SCALING]
 
 
+def report(
+    args: argparse.Namespace, tools: dict[str, Path], cases: list[Case], floor: float
+) -> None:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(
+        f"\nvgfc vs model-converter, median of {args.runs} interleaved runs (wall time, peak RSS). "
+        f"Floor: {seconds(floor)} for the bench environment's `python -c pass`; this script's own "
+        f"{mib(own)} is the floor under each RSS.\n"
+    )
+    headers = ["model", "model-converter", "vgfc", "ratio", "in-process", "in-process ratio"]
+    if args.baseline:
+        headers += ["baseline vgfc", "baseline ratio"]
+    headers += ["model-converter RSS", "vgfc RSS", "RSS ratio"]
+    rows = []
+    for c in cases:
+        mc, mine = c.seconds("mc"), c.seconds("vgfc")
+        row = [c.name, seconds(mc), seconds(mine), ratio(mine, mc)]
+        if c.batch:
+            row += ["-", "-"]
+        else:
+            row += [seconds(c.in_process), ratio(c.in_process, mc)]
+        if args.baseline:
+            row += [seconds(c.seconds("base")), ratio(c.seconds("base"), mc)]
+        row += [mib(c.peak("mc")), mib(c.peak("vgfc")), ratio(c.peak("vgfc"), c.peak("mc"))]
+        rows.append(row)
+    print(table(headers, rows))
+    real = [
+        (c.seconds("vgfc") or 0) / (c.seconds("mc") or 1)
+        for c in cases
+        if c.real and c.seconds("vgfc") and c.seconds("mc")
+    ]
+    if real:
+        print(
+            f"\nreal networks: {len(real)}; ratio median {statistics.median(real):.2f}x, "
+            f"worst {max(real):.2f}x"
+        )
+    rss = [
+        (c.peak("vgfc") or 0) / (c.peak("mc") or 1)
+        for c in cases
+        if not c.batch and c.peak("vgfc") and c.peak("mc")
+    ]
+    if rss:
+        print(f"peak RSS ratio: worst {max(rss):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 5)))
     parser.add_argument("--only", nargs="+", metavar="NAME", help="rows whose name contains one")
-    parser.add_argument("--vgfc", type=Path, default=Path(sys.executable).parent / "vgfc")
     parser.add_argument("--baseline", type=Path, help="another vgfc to measure in the same runs")
     parser.add_argument("--models", type=Path, default=ROOT / "build" / "bench")
     parser.add_argument("--no-scaling", action="store_true", help="leave out the scaling table")
+    parser.add_argument("--huge", action="store_true", help="add a model of 4 GiB of constants")
     parser.add_argument("--json", type=Path, help="also write the medians as JSON")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(json.loads(args.worker), args.runs)
+        return
 
-    cases, scaling = cases_of(args.models)
+    cases, scaling = cases_of(args.models, args.huge)
     if args.no_scaling:
         scaling = []
     if args.only:
         cases = [c for c in cases if any(o in c.name for o in args.only)]
         scaling = [c for c in scaling if any(o in c.name for o in args.only)]
-    tools = {"mc": tool("model-converter", "ai-ml-sdk-model-converter"), "vgfc": args.vgfc}
+    tools = {"mc": tool("model-converter", "ai-ml-sdk-model-converter"), "vgfc": install()}
     if args.baseline:
         tools["base"] = args.baseline
     everything = list(dict.fromkeys(cases + scaling))
     with tempfile.TemporaryDirectory(prefix="vgfc-bench-") as tmp:
         bench = Bench(tools, Path(tmp))
-        bench.byte_compile()
         for case in everything:
             bench.prepare(case)
         names = list(tools)
@@ -251,25 +385,11 @@ def main() -> None:
             for case in everything:
                 for tool_name in order:
                     bench.run(case, tool_name)
+        print("in-process runs", file=sys.stderr)
+        bench.in_process([c for c in cases if not c.batch], args.runs)
+        floor = bench.floor(args.runs)
 
-    floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(
-        f"\nvgfc vs model-converter, median of {args.runs} interleaved runs (wall, peak RSS; "
-        f"this script's own {mib(floor)} is the floor under each RSS)\n"
-    )
-    headers = ["model", "model-converter", "vgfc", "ratio"]
-    if args.baseline:
-        headers += ["baseline vgfc", "baseline ratio"]
-    headers += ["model-converter RSS", "vgfc RSS"] + (["baseline RSS"] if args.baseline else [])
-    rows = []
-    for c in cases:
-        row = [c.name, seconds(c.seconds("mc")), seconds(c.seconds("vgfc"))]
-        row.append(ratio(c.seconds("vgfc"), c.seconds("mc")))
-        if args.baseline:
-            row += [seconds(c.seconds("base")), ratio(c.seconds("base"), c.seconds("mc"))]
-        row += [mib(c.peak("mc")), mib(c.peak("vgfc"))]
-        rows.append(row + ([mib(c.peak("base"))] if args.baseline else []))
-    print(table(headers, rows))
+    report(args, tools, cases, floor)
     if scaling:
         print("\ncompile time by model size (elementwise chain on [1, 16] fp32)\n")
         rows = []
@@ -280,9 +400,11 @@ def main() -> None:
             if previous is not None and t is not None:
                 growth = f"{t / previous[1]:.1f}x for {ops // previous[0]}x ops"
             per_op = "-" if t is None else f"{t / ops * 1e6:.0f} us"
-            rows.append([f"{ops:,}", seconds(t), per_op, growth, seconds(c.seconds("mc"))])
+            mc = c.seconds("mc")
+            rows.append([f"{ops:,}", seconds(t), per_op, growth, seconds(mc), ratio(t, mc)])
             previous = (ops, t) if t is not None else None
-        print(table(["ops", "vgfc", "vgfc per op", "growth", "model-converter"], rows))
+        headers = ["ops", "vgfc", "vgfc per op", "growth", "model-converter", "ratio"]
+        print(table(headers, rows))
     failures = [(c.name, t, why) for c in everything for t, why in c.failed.items()]
     if failures:
         print()
@@ -291,10 +413,12 @@ def main() -> None:
     if args.json:
         document = {
             "runs": args.runs,
+            "floor": floor,
             "rows": [
                 {
                     "model": c.name,
                     "seconds": {t: c.seconds(t) for t in tools},
+                    "in_process": c.in_process,
                     "peak_rss": {t: c.peak(t) for t in tools},
                     "failed": c.failed,
                 }

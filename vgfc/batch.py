@@ -15,25 +15,21 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from vgfc.diagnostics import InternalError
-from vgfc.processes import Labels
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
     from vgfc.diagnostics import Diagnostic
 
-__all__ = ["Job", "Outcome", "compile_job", "run_jobs", "worker_count"]
-
-_LABELS = Labels(
-    "compiling this model",
-    "worker process compiling this model",
-    "no deadline",
-    InternalError,
-)
-"""How a batch worker's failures read: ``the worker process compiling this model crashed
-(signal SIGKILL)``."""
+__all__ = [
+    "Job",
+    "Outcome",
+    "compile_job",
+    "output_states",
+    "run_jobs",
+    "worker_count",
+    "written_since",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +104,35 @@ def compile_job(job: Job, options: Options) -> Outcome:
     )
 
 
+def output_states(jobs: Sequence[Job]) -> dict[Path, tuple[int, int, int] | None]:
+    """Each job's output file as it is now (device, inode, modification time), ``None`` when
+    absent: compared after an interrupt, it tells which outputs were written."""
+    states: dict[Path, tuple[int, int, int] | None] = {}
+    for job in jobs:
+        for path in (job.output, job.report):
+            if path is None:
+                continue
+            try:
+                info = os.stat(path)
+            except OSError:
+                states[path] = None
+                continue
+            states[path] = (info.st_dev, info.st_ino, info.st_mtime_ns)
+    return states
+
+
+def written_since(before: dict[Path, tuple[int, int, int] | None]) -> list[Path]:
+    """The outputs of :func:`output_states` that were replaced or created since."""
+    now = output_states([])
+    for path in before:
+        try:
+            info = os.stat(path)
+            now[path] = (info.st_dev, info.st_ino, info.st_mtime_ns)
+        except OSError:
+            now[path] = None
+    return [path for path, state in before.items() if now[path] is not None and now[path] != state]
+
+
 def worker_count(jobs: int) -> int:
     """``-j``: 0 means one worker per CPU this process may use."""
     if jobs > 0:
@@ -154,16 +179,23 @@ def _in_workers(
     import queue
     import threading
 
-    from vgfc.processes import Worker
+    from vgfc.diagnostics import InternalError
+    from vgfc.processes import Labels, Worker, end_together
 
+    # How a batch worker's failures read: ``the worker process compiling this model crashed
+    # (signal SIGKILL)``.
+    labels = Labels(
+        "compiling this model", "worker process compiling this model", "no deadline", InternalError
+    )
     todo: queue.SimpleQueue[int] = queue.SimpleQueue()
     for i in range(len(jobs)):
         todo.put(i)
     finished: queue.SimpleQueue[tuple[int, Outcome]] = queue.SimpleQueue()
-    pool = [Worker(_LABELS, _share_cpus(count), graceful=True) for _ in range(count)]
+    pool = [Worker(labels, _share_cpus(count), graceful=True) for _ in range(count)]
+    stop = threading.Event()
 
     def feed(worker: Worker) -> None:
-        while True:
+        while not stop.is_set():
             try:
                 i = todo.get_nowait()
             except queue.Empty:
@@ -184,10 +216,26 @@ def _in_workers(
         for thread in threads:
             thread.start()
         for _ in jobs:
-            done(*finished.get())
+            done(*_next(finished))
     finally:
-        for worker in pool:
-            worker.close()
+        # On an interrupt every worker is asked to end at once (each removes its temporary
+        # file) and none starts another job: no worker outlives the command, none writes late.
+        stop.set()
+        end_together(pool)
+
+
+def _next(finished: Any) -> tuple[int, Outcome]:
+    """The next finished job. Waits in short steps: a blocking wait on a queue holds off the
+    signal handlers of this (main) thread until a job finishes, and an interrupt must stop the
+    workers before they write their files."""
+    import queue
+
+    while True:
+        try:
+            item: tuple[int, Outcome] = finished.get(timeout=0.05)
+        except queue.Empty:
+            continue
+        return item
 
 
 def _share_cpus(models_at_once: int) -> Callable[[], None]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -52,6 +52,7 @@ __all__ = [
     "compile",
     "compile_model",
     "compile_to",
+    "input_files",
     "make_options",
 ]
 
@@ -92,6 +93,11 @@ class ToFile:
 
     path: Path
     report: Path | None = None
+    hold: list[Any] | None = field(default=None, compare=False)
+    """Where to leave the written files instead of renaming them into place: a list that gets
+    the :class:`vgfc.files.Staged` outputs, for :func:`vgfc.files.commit` (or
+    :func:`vgfc.files.discard`) once the caller knows it wants them (``vgfc compile`` prints
+    its summary first, so that output it cannot print leaves the old files)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,9 +211,11 @@ def _verify(run: _Run) -> bool:
 
 
 def _resolve(run: _Run) -> bool:
+    assert run.result.graph is not None
+    if not any(op.op == "CUSTOM" for op in run.result.graph.operators):
+        return True  # nothing to bind (and the resolve package need not load)
     from vgfc.resolve import resolve
 
-    assert run.result.graph is not None
     resolution = resolve(
         run.result.graph,
         run.order,
@@ -230,16 +238,25 @@ def _partition(run: _Run) -> bool:
     return True
 
 
+def _as_is(_graph: Graph, d: Diagnostic, _libraries: Sequence[Library]) -> Diagnostic:
+    """A diagnostic of a graph no kernel library bound an op of: as it is."""
+    return d
+
+
 def _lower(run: _Run) -> bool:
     from vgfc.lower import lower
-    from vgfc.resolve import in_library
     from vgfc.vgf.layout import logical_bindings
 
     graph, plan = run.result.graph, run.result.plan
     assert graph is not None and plan is not None
     bindings = logical_bindings(graph, plan)
     run.keep(bindings=bindings)
-    failed = run.resolution.failed if run.resolution is not None else frozenset()
+    failed = frozenset[int]()
+    in_library: Callable[[Graph, Diagnostic, Sequence[Library]], Diagnostic] = _as_is
+    if run.resolution is not None:  # the graph has custom ops, perhaps a library's
+        from vgfc import resolve
+
+        in_library, failed = resolve.in_library, run.resolution.failed
     try:
         lowered: Lowered = lower(
             graph, plan, bindings, run.options.shader, keep_going=run.keep_going, skip=failed
@@ -256,18 +273,21 @@ def _lower(run: _Run) -> bool:
 
 def _layout(run: _Run) -> bool:
     from vgfc.vgf.layout import layout
-    from vgfc.vgf.profiles import replicated_composites_errors, target_errors
 
     graph, plan = run.result.graph, run.result.plan
     assert graph is not None and plan is not None
     modules = [m for m in run.result.modules if m is not None]
     model = layout(graph, plan, modules, run.result.bindings, keep_source=run.options.keep_source)
     run.keep(model=model)
-    for error in target_errors(graph, plan, model, run.options.target):
-        run.fail(error)
-    if not run.options.replicated_composites:
-        for error in replicated_composites_errors(model, os.fspath(run.source)):
+    if run.options.target != "scenario-runner" or not run.options.replicated_composites:
+        # The scenario runner takes every file vgfc writes: its profile has no rules to load.
+        from vgfc.vgf.profiles import replicated_composites_errors, target_errors
+
+        for error in target_errors(graph, plan, model, run.options.target):
             run.fail(error)
+        if not run.options.replicated_composites:
+            for error in replicated_composites_errors(model, os.fspath(run.source)):
+                run.fail(error)
     return not run.failed
 
 
@@ -289,8 +309,11 @@ def _encode(run: _Run) -> bool:
 def _write(run: _Run, model: Model, sink: ToFile) -> None:
     """Stream the VGF to ``sink.path``; the report, which records the file's size, SHA-256 and
     the time of every stage up to here, is written before the VGF takes its place."""
-    from vgfc.files import write_atomically
+    from vgfc.files import Staged, stage, write_atomically
     from vgfc.vgf.encode import encode_to
+
+    inputs = input_files(run.source, run.options)
+    together: list[Staged] = []
 
     def write(file: BinaryIO) -> None:
         digest = None
@@ -308,9 +331,24 @@ def _write(run: _Run, model: Model, sink: ToFile) -> None:
             elapsed = ("encode", time.perf_counter() - run.stage_started)
             done = dataclasses.replace(run.finished(), timings=(*run.timings, elapsed))
             doc = compile_report(done, str(sink.path), written=(size, digest.hexdigest()))
-            write_atomically(sink.report, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
+            text = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+            together.append(stage(sink.report, text, inputs=(*inputs, sink.path)))
 
-    write_atomically(sink.path, write)
+    # The report and the VGF are renamed into place together: an interrupt leaves both old or
+    # both new.
+    write_atomically(sink.path, write, inputs=inputs, together=together, hold=sink.hold)
+
+
+def input_files(source: str | os.PathLike[str], options: Options) -> tuple[Path, ...]:
+    """Every file a compile of ``source`` reads that a user names: the model, the kernel
+    libraries and their shaders. No output may replace one of them."""
+    files = [Path(source)]
+    for library in options.libraries:
+        files.append(library.path)
+        files.extend(
+            kernel.shader.path for entry in library.entries.values() for kernel in entry.kernels
+        )
+    return tuple(files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +426,10 @@ def compile_to(
     return compile_model(source, options, on_stage, sink=sink)
 
 
+TARGET_NAMES = ("scenario-runner", "executorch")
+"""The runtimes a VGF can be for (``--target``): the profiles of :mod:`vgfc.vgf.profiles`,
+named here so that choosing one does not load their rules (a test keeps the two equal)."""
+
 TARGET_ENVS = ("vulkan1.1", "vulkan1.2", "vulkan1.3")
 """The Vulkan environments shaders can be compiled and validated for (``--target-env``)."""
 
@@ -414,10 +456,9 @@ def make_options(
     import math
 
     from vgfc.shader.options import DEFAULT_TIMEOUT
-    from vgfc.vgf.profiles import TARGETS
 
-    if target not in TARGETS:
-        raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
+    if target not in TARGET_NAMES:
+        raise ValueError(f"target must be one of {', '.join(TARGET_NAMES)}, not {target!r}")
     if target_env not in TARGET_ENVS:
         raise ValueError(f"target_env must be one of {', '.join(TARGET_ENVS)}, not {target_env!r}")
     timeout = DEFAULT_TIMEOUT if shader_timeout is None else float(shader_timeout)
@@ -434,11 +475,13 @@ def make_options(
             raise ValueError(f"'{name}={value}' is not NAME or NAME=VALUE")
         pairs.append((name, value or "1"))
     libraries: tuple[Library, ...] = ()
+    include_dirs = tuple(include_dirs)
     names = tuple(kernels)
     if names:
         from vgfc.resolve.library import load_libraries
 
-        libraries = load_libraries(names)
+        # A library's shader files and include folders may also lie in the -I folders.
+        libraries = load_libraries(names, include_dirs=tuple(include_dirs))
     shader = CompileOptions(
         target_env=target_env,
         include_dirs=tuple(os.fspath(p) for p in include_dirs),

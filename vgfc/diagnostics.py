@@ -13,7 +13,6 @@ with :meth:`VgfcError.at` while the error unwinds, so a deep helper never needs 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -229,5 +228,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean X?)`` for the closest choice, or an empty string when none is close."""
     if len(word) > LIMITS.name_length_max:
         return ""  # nothing that long is close to a name, and comparing it costs time
+    import difflib  # only for a message that offers a name
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""

@@ -15,11 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from vgfc.diagnostics import UnsupportedError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "DType",
@@ -248,6 +249,8 @@ def from_ml_dtypes(dtype: DType) -> bool:
 @cache
 def numpy_dtype(dtype: DType) -> np.dtype[Any] | None:
     """The numpy dtype the IR holds ``dtype`` values in; ``None`` for packed formats."""
+    import numpy as np
+
     name = _TABLE[dtype].numpy
     if name is None:
         return None

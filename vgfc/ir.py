@@ -2,18 +2,18 @@
 
 The reader builds these from a TOSA flatbuffer; every later stage reads them and returns new
 values. Operators keep their index in the source block so that every diagnostic can point at the
-exact operator the user wrote. Constant data stays a read-only numpy view of the input buffer.
+exact operator the user wrote. Constant data (:class:`Data`) stays a read-only view of the input
+buffer, read as numbers only where a stage needs numbers: importing numpy costs more than a whole
+compile of a small model, so nothing here imports it until a constant's ``array`` is asked for.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Union
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Union
 
 from vgfc.diagnostics import Location
 from vgfc.dtypes import DType  # re-exported: most stages take it with the IR
@@ -25,6 +25,7 @@ __all__ = [
     "Array",
     "AttrValue",
     "DType",
+    "Data",
     "Graph",
     "Operator",
     "PushConstant",
@@ -55,21 +56,144 @@ class Version:
         return f"{self.major}.{self.minor}.{self.patch}{' draft' if self.draft else ''}"
 
 
-Array = np.ndarray[Any, np.dtype[Any]]
+if TYPE_CHECKING:
+    import mmap
+
+    import numpy as np
+
+    from vgfc.ir_shaders import IMAGE_DESCRIPTORS, PushConstant, ShaderResource, ShaderSpec
+
+    Array = np.ndarray[Any, np.dtype[Any]]
+else:
+    Array = Any
 """A numpy array of any element type."""
 
 AttrValue = Union[int, float, bool, str, bytes, tuple[int, ...], Array, None]  # noqa: UP007
 """An operator attribute: scalars, enum names (str), int lists (tuple) or raw values (ndarray)."""
 
 
-IMAGE_DESCRIPTORS = frozenset(
-    {
-        "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
-        "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE",
-        "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
-    }
-)
-"""Descriptor types through which a shader sees an image (the rest are buffers or tensors)."""
+class Data:
+    """The value of a constant: its little-endian bytes as a TOSA flatbuffer stores them (INT48
+    in six bytes, INT4 two to a byte, BOOL one byte, shape values as int64), its element type
+    and its shape.
+
+    Lowering reads the few values of a small constant with ``struct`` and hands a large one's
+    bytes to the encoder as they are, so a compile needs no numpy. :attr:`array` is the numpy
+    view for the stages that compute with values (kernel libraries, ``vgfc run``); any other
+    attribute (``shape`` and ``size`` aside, which need no numpy) is the array's, so
+    ``data.tolist()`` and ``np.asarray(data)`` work as on an array.
+    """
+
+    __slots__ = ("_array", "element", "origin", "raw", "shape")
+
+    def __init__(
+        self,
+        raw: memoryview,
+        dtype: DType,
+        shape: tuple[int, ...],
+        origin: tuple[mmap.mmap, int] | None = None,
+    ) -> None:
+        self.raw = raw
+        """The bytes, read-only: a view of the input file for a constant read from one."""
+        self.element = dtype
+        """The TOSA element type (``dtype`` is the numpy array's, as on an array)."""
+        self.shape = shape
+        self.origin = origin
+        """The read-only memory map ``raw`` is a view of, and where in it ``raw`` starts (so
+        the encoder can let its pages go once written); ``None`` otherwise."""
+        self._array: Array | None = None
+
+    @classmethod
+    def of(cls, array: Array, dtype: DType) -> Data:
+        """The data of a numpy array (shaped like the tensor), converted to ``dtype``'s IR
+        element type where it has another."""
+        import numpy as np
+
+        from vgfc.dtypes import numpy_dtype
+
+        target = numpy_dtype(dtype)
+        if target is not None and np.asarray(array).dtype != target:
+            array = np.asarray(array).astype(target)
+        flat = np.ascontiguousarray(array).reshape(-1)
+        if dtype is DType.INT48:
+            raw = flat.astype("<i8").view(np.uint8).reshape(-1, 8)[:, :6].tobytes()
+        elif dtype is DType.INT4:
+            nibbles = (flat.astype(np.int8) & 0x0F).astype(np.uint8)
+            if nibbles.size % 2:
+                nibbles = np.append(nibbles, np.uint8(0))
+            raw = (nibbles[0::2] | (nibbles[1::2] << 4)).tobytes()
+        elif dtype is DType.BOOL:
+            raw = (flat != 0).astype(np.uint8).tobytes()
+        else:
+            raw = (flat.byteswap() if flat.dtype.byteorder == ">" else flat).tobytes()
+        data = cls(memoryview(raw).toreadonly(), dtype, tuple(int(d) for d in array.shape))
+        data._array = array
+        return data
+
+    @property
+    def size(self) -> int:
+        """Elements (the product of the static dimensions)."""
+        return math.prod(d for d in self.shape if d >= 0)
+
+    @property
+    def array(self) -> Array:
+        """The values as a read-only numpy array shaped like the tensor (a view of :attr:`raw`
+        where the element type allows; INT48 and INT4 are widened, a copy)."""
+        if self._array is None:
+            self._array = _decode(self.raw, self.element, self.shape)
+        return self._array
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Array:
+        import numpy as np
+
+        return np.asarray(self.array, dtype=dtype)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in Data.__slots__:
+            raise AttributeError(name)
+        return getattr(self.array, name)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.array[key]
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.array)
+
+    def __repr__(self) -> str:
+        return f"Data({self.element.value}, {list(self.shape)}, {self.raw.nbytes} bytes)"
+
+
+def _decode(raw: memoryview, dtype: DType, shape: tuple[int, ...]) -> Array:
+    """``raw`` (little-endian TOSA constant bytes of ``dtype``) as numpy values shaped ``shape``."""
+    import numpy as np
+
+    from vgfc.dtypes import numpy_dtype
+
+    count = math.prod(shape) if min(shape, default=0) >= 0 else int(np.prod(shape, dtype=np.int64))
+    data = np.frombuffer(raw, dtype=np.uint8)
+    if dtype is DType.INT48:
+        # Six little-endian bytes per element, sign-extended into int64 (a copy: INT48 is rare).
+        padded = np.zeros((count, 8), np.uint8)
+        padded[:, :6] = data[: count * 6].reshape(count, 6)
+        padded[:, 6:] = np.where(padded[:, 5:6] & 0x80, 0xFF, 0)
+        values = padded.view("<i8").reshape(count)
+    elif dtype is DType.INT4:
+        # Two elements per byte, low nibble first, sign-extended (a copy).
+        nibbles = np.stack([data & 0x0F, data >> 4], axis=-1).reshape(-1)[:count].astype(np.int8)
+        values = np.where(nibbles > 7, nibbles - 16, nibbles).astype(np.int8)
+    else:
+        little = numpy_dtype(dtype)
+        if little is None:
+            # Packed sub-byte float formats of the 1.1 draft (FP6, FP4, MXINT8): raw bytes.
+            data.flags.writeable = False
+            return data
+        values = data.view(little)
+    values = values.reshape(shape)
+    values.flags.writeable = False
+    return values
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,84 +208,6 @@ class Sampler:
 
 
 @dataclass(frozen=True, slots=True)
-class ShaderResource:
-    """How the shader sees one operand (``input``) or result (``output``)."""
-
-    role: str
-    """``input`` or ``output``."""
-    index: int
-    tensor: str
-    """The TOSA tensor bound to it."""
-    binding: int
-    set: int
-    descriptor_type: str
-    """``VK_DESCRIPTOR_TYPE_*`` name."""
-    format: str
-    """``VK_FORMAT_*`` name."""
-    kind: str | None
-    """``tensor``, ``image`` or ``buffer`` when ``input_N_type`` is given."""
-    sampler: Sampler | None = None
-
-    @property
-    def key(self) -> str:
-        """``input_0`` / ``output_1``: the prefix of this resource's keys."""
-        return f"{self.role}_{self.index}"
-
-    @property
-    def is_image(self) -> bool:
-        return self.descriptor_type in IMAGE_DESCRIPTORS
-
-
-@dataclass(frozen=True, slots=True)
-class PushConstant:
-    name: str
-    offset: int
-    size: int
-
-
-@dataclass(frozen=True, slots=True)
-class ShaderSpec:
-    """Everything a Vulkan custom shader op declares about itself."""
-
-    name: str
-    """The op's ``operator_name``."""
-    entry_point: str
-    workgroup_counts: tuple[int, int, int] | None
-    """``workgroup_sizes`` as given: the dispatch's workgroup counts."""
-    global_size: tuple[int, int, int] | None
-    """vgfc's ``global_size`` extension: invocations wanted; counts are derived from it."""
-    language: str | None
-    """``GLSL``, ``HLSL``, ``SPIR-V``; ``None`` for a code-less placeholder."""
-    code: str | None
-    """Source text (GLSL/HLSL); ``None`` for SPIR-V and placeholders."""
-    spirv: bytes | None
-    """The decoded binary when the language is ``SPIR-V``."""
-    push_constants: tuple[PushConstant, ...]
-    inputs: tuple[ShaderResource, ...]
-    outputs: tuple[ShaderResource, ...]
-    defines: tuple[tuple[str, str], ...] = ()
-    """Preprocessor macros for this op's compile (kernel library parameters), before the
-    command line's own."""
-    include_dirs: tuple[str, ...] = ()
-    """Folders searched for ``#include`` (a kernel library's), before the command line's."""
-    source_file: str | None = None
-    """The file the code came from (a kernel library shader), for diagnostics."""
-    origin: str | None = None
-    """Where a kernel library declared this shader (``lib.yaml:12: TFL/Op: kernel``): shader
-    errors point there rather than at attribute keys the op does not have."""
-    operand_names: tuple[tuple[str, str], ...] = ()
-    """(``input_0``, the library's name for that operand), for a library kernel's errors."""
-
-    @property
-    def resources(self) -> tuple[ShaderResource, ...]:
-        return self.inputs + self.outputs
-
-    @property
-    def push_constant_size(self) -> int:
-        return sum(p.size for p in self.push_constants)
-
-
-@dataclass(frozen=True, slots=True)
 class Tensor:
     """A value in the graph: a graph input, an operator result, or a constant."""
 
@@ -169,8 +215,8 @@ class Tensor:
     shape: tuple[int, ...] | None
     """Dimensions; ``None`` for an unranked tensor. ``-1`` marks a dynamic dimension."""
     dtype: DType
-    data: Array | None = field(default=None, compare=False, repr=False)
-    """Constant contents, a read-only view shaped like ``shape`` (``None`` unless constant)."""
+    data: Data | None = field(default=None, compare=False, repr=False)
+    """Constant contents (``None`` unless constant)."""
     is_variable: bool = False
     is_shape: bool = False
     """True for TOSA shape values (``shapes`` table or DType SHAPE): compile-time int64 lists."""
@@ -280,3 +326,18 @@ class Graph:
         for op in self.operators:
             counts[op.op] = counts.get(op.op, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+_SHADER_TYPES = frozenset({"IMAGE_DESCRIPTORS", "PushConstant", "ShaderResource", "ShaderSpec"})
+
+
+def __getattr__(name: str) -> Any:
+    """The resolved-op types (:mod:`vgfc.ir_shaders`), loaded when first asked for: a model
+    without custom ops never needs them, and each dataclass costs a millisecond to create."""
+    if name in _SHADER_TYPES:
+        from vgfc import ir_shaders
+
+        value = getattr(ir_shaders, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'vgfc.ir' has no attribute {name!r}")

@@ -82,6 +82,46 @@ class Limits:
     """Elements of one tensor (product of its static dimensions): at most 32 GiB at 8 bytes each,
     and every element count fits in an int64, so numpy never sees an overflowing shape."""
 
+    # -- files vgfc reads (vgfc/files.py: checked with stat before a byte is read) -------------
+    library_bytes_max: int = 4 << 20
+    """Size of a kernel library file (YAML). The bundled MediaPipe library has 30 KB; 4 MiB is
+    room for thousands of entries, and the YAML parser holds the whole document in memory."""
+    shader_file_bytes_max: int = 4 << 20
+    """Size of a kernel library's shader file (GLSL, HLSL or SPIR-V), as ``shader_code_length_max``
+    is for a shader carried in a model."""
+    include_file_bytes_max: int = 4 << 20
+    """Size of one file a shader includes."""
+    include_bytes_max: int = 64 << 20
+    """Bytes all the includes of one shader may read together: a header included again and
+    again (each ``#include`` reads its file afresh) cannot make glslang read gigabytes."""
+    include_depth_max: int = 64
+    """Nesting of ``#include`` (glslang itself stops near 100 with a less helpful message)."""
+
+    # -- kernel libraries (vgfc/resolve/library.py, vgfc/resolve/expr.py) ---------------------
+    yaml_depth_max: int = 64
+    """Nesting of YAML lists and maps in a kernel library: the deepest a valid library goes is
+    8; the schema validator and the loader recurse, and Python stops near 1000. Checked on the
+    parser's events, before a node tree is built."""
+    yaml_nodes_max: int = 200_000
+    """Values a kernel library's document holds, aliases expanded: an alias bomb (a list of
+    aliases to lists of aliases) expands exponentially from a few hundred bytes."""
+    yaml_scalar_length_max: int = 64
+    """Characters of a YAML number (a 64-bit integer has 20): Python refuses to convert
+    integers of more than 4300 digits, and smaller big numbers only cost time later."""
+    expression_length_max: int = 500
+    """Characters of one kernel-library expression (``(H - 1) * stride_h + kernel_h``)."""
+    expression_int_max: int = 1 << 64
+    """Largest magnitude of an integer an expression reads or computes, every intermediate
+    value included: far above any dimension or dispatch, far below a slow big number."""
+    expression_power_max: int = 64
+    """Largest exponent of ``**`` and magnitude of ``round``'s ``ndigits``: ``round(N, -10**8)``
+    would make Python compute a number of a hundred million digits."""
+    expression_items_max: int = 4096
+    """Elements of a list or characters of a string an expression builds (``+`` joins them)."""
+    compose_constant_elements_max: int = 1 << 20
+    """Elements of one constant a composed operator declares (a scalar or a per-channel table
+    in practice): the values are built in memory when the op is expanded."""
+
     # -- how user text is shown (vgfc/diagnostics.py) ------------------------------------------
     quoted_length: int = 60
     """Characters of a user value :func:`quote` shows in a message."""
@@ -89,6 +129,9 @@ class Limits:
     """Characters of an operator name, domain, tensor name or key in a diagnostic's location."""
     message_length: int = 1000
     """Characters of one diagnostic message: a last guard for text a check did not quote."""
+    check_errors_shown: int = 20
+    """Errors ``vgfc check`` lists before it says how many more there are (``--max-errors``;
+    clang's ``-ferror-limit`` is 20 too). ``--json`` keeps them all."""
 
 
 LIMITS = Limits()

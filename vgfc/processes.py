@@ -51,7 +51,7 @@ from typing import Any
 
 from vgfc.diagnostics import InternalError, VgfcError
 
-__all__ = ["Labels", "Worker", "end_all"]
+__all__ = ["Labels", "Worker", "end_all", "end_together"]
 
 _HEADER = struct.Struct("<Q")
 _READY = b"ready"
@@ -98,6 +98,7 @@ class Worker:
         self._graceful = graceful
         self._lock = threading.Lock()
         self._process: _Process | None = None
+        self._retired = False
 
     def run(
         self, function: Callable[..., Any], args: tuple[Any, ...], timeout: float, memory: int
@@ -114,6 +115,8 @@ class Worker:
             folder = None
         request = pickle.dumps((function, args, folder, timeout, memory), pickle.HIGHEST_PROTOCOL)
         with self._lock:
+            if self._retired:
+                raise self.labels.error(f"the {self.labels.process} was ended")
             process = self._process
             if process is None or not process.alive():
                 if process is not None:
@@ -139,6 +142,27 @@ class Worker:
         if process is not None:
             process.kill()
 
+    def retire(self) -> _Process | None:
+        """Start no process any more (a call that would start one fails), and hand over the
+        one that runs, for :func:`end_together`."""
+        self._retired = True
+        process, self._process = self._process, None
+        return process
+
+
+def end_together(workers: list[Worker]) -> None:
+    """Retire ``workers`` and end their processes at once: graceful ones are all sent SIGTERM
+    first, then waited for, so that none of them goes on to finish its work (and write its
+    file) while another is being waited for."""
+    _end_processes([p for p in (w.retire() for w in workers) if p is not None])
+
+
+def _end_processes(processes: list[_Process]) -> None:
+    for process in processes:
+        process.ask_to_end()
+    for process in processes:
+        process.kill()
+
 
 _LIVE: set[_Process] = set()
 """The workers this process started and has not ended yet."""
@@ -149,8 +173,7 @@ def end_all() -> None:
     """End every worker this process started: at exit, and when a worker's own loop ends."""
     with _LIVE_LOCK:
         processes = list(_LIVE)
-    for process in processes:
-        process.kill()
+    _end_processes(processes)
 
 
 def _forget_inherited() -> None:
@@ -207,6 +230,7 @@ class _Process:
         self.sock, self.log_fd, self.log = parent, log_read, b""
         self.status: int | None = None
         self.closed = False
+        self.asked = False
         try:
             _receive(self.sock, time.monotonic() + _START_TIMEOUT)
         except (EOFError, OSError):
@@ -244,6 +268,16 @@ class _Process:
         self._drain_log()
         return reply
 
+    def ask_to_end(self) -> None:
+        """Send a graceful worker SIGTERM (once), so that it unwinds and removes its
+        temporary files; :meth:`kill` then waits for it."""
+        if self.closed or not self.graceful or self.asked or self.owner != os.getpid():
+            return
+        self.asked = True
+        if self.status is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGTERM)
+
     def kill(self) -> None:
         """End the worker (if this process started it) and close this end; once. A graceful
         worker gets SIGTERM and a few seconds to remove its temporary files first."""
@@ -254,8 +288,9 @@ class _Process:
             _LIVE.discard(self)
         if self.owner == os.getpid() and self.status is None:
             if self.graceful:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(self.pid, signal.SIGTERM)
+                if not self.asked:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(self.pid, signal.SIGTERM)
                 deadline = time.monotonic() + _GRACE
                 while self.status is None and time.monotonic() < deadline:
                     self._reap(os.WNOHANG)
@@ -362,14 +397,6 @@ def _serve(
         end_all()
 
 
-class _Ended(BaseException):
-    """SIGTERM or SIGHUP reached a graceful worker: unwind, removing temporary files."""
-
-
-def _end(signum: int, _frame: object) -> None:
-    raise _Ended(signum)
-
-
 def _answer(
     sock: socket.socket,
     log_fd: int,
@@ -378,10 +405,19 @@ def _answer(
 ) -> None:
     import resource
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # A graceful worker (one that writes files) unwinds on SIGTERM, SIGHUP and SIGQUIT as a
+    # command does, removing its temporary files (vgfc.files.interrupt_on_signals, which also
+    # keeps a signal from landing between creating a temporary file and recording it); others
+    # just end. Ctrl-C is the parent's to handle.
     if graceful:
-        for name in ("SIGTERM", "SIGHUP"):
-            signal.signal(getattr(signal, name), _end)
+        from vgfc.files import interrupt_on_signals
+
+        interrupt_on_signals()
+    else:
+        for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     faulthandler.disable()  # a crash here is reported by the parent, not dumped on its stderr
     # Hold none of the caller's standard streams (a pipe would not see its end while the worker
     # lives); C++ runtime messages (bad_alloc) go to the parent, not to the terminal.

@@ -11,6 +11,11 @@ libFuzzer's byte mutations.
     python tests/fuzz/fuzz_pipeline.py --run FILE...         # one input through the invariant
     python tests/fuzz/fuzz_pipeline.py --minimize FILE       # shrink a finding, keep its class
 
+``--target library`` and ``--target vgf`` fuzz the other surfaces the same way: kernel libraries
+(loaded, checked by ``vgfc kernels``, used by a compile) and VGF files (``vgfc inspect`` and
+``--diff``), with the invariants and mutators of :mod:`surfaces`; their work folders are
+``build/fuzz-library`` and ``build/fuzz-vgf``.
+
 A campaign seeds a work corpus (``build/fuzz/corpus``) from the samples, the real models, one
 conformance test per operator and the regression corpus ``tests/data/fuzz``, then runs workers
 until the time is up. A worker does not stop at a finding: it saves the first input of each
@@ -73,14 +78,47 @@ def seed_files() -> list[Path]:
     return seeds
 
 
-def seed_corpus(corpus: Path) -> int:
+TARGETS = ("model", "library", "vgf")
+"""What a campaign fuzzes."""
+SUFFIX = {"model": ".tosa", "library": ".yaml", "vgf": ".vgf"}
+
+
+def default_workdir(target: str) -> Path:
+    return DEFAULT_WORKDIR if target == "model" else ROOT / "build" / f"fuzz-{target}"
+
+
+def target_seeds(target: str, workdir: Path) -> list[Path]:
+    """The seeds of a target: models, libraries (and the regression corpus of each), VGFs."""
+    import surfaces
+
+    corpus = ROOT / "tests" / "data" / "fuzz"
+    if target == "library":
+        return [*surfaces.LIBRARY_SEEDS, *sorted((corpus / "library").glob("*.yaml"))]
+    if target == "vgf":
+        return [*surfaces.vgf_seeds(workdir / "seeds"), *sorted((corpus / "vgf").glob("*.vgf"))]
+    return seed_files()
+
+
+def run_target(target: str, name: str) -> object:
+    """One input of ``target`` through its invariant."""
+    import invariant
+    import surfaces
+
+    if target == "library":
+        return surfaces.run_library(name)
+    if target == "vgf":
+        return surfaces.run_vgf(name)
+    return invariant.run(name)
+
+
+def seed_corpus(corpus: Path, target: str = "model", workdir: Path = DEFAULT_WORKDIR) -> int:
     corpus.mkdir(parents=True, exist_ok=True)
-    seeds = seed_files()
+    seeds = target_seeds(target, workdir)
     for seed in seeds:
-        rel = seed.relative_to(ROOT).with_suffix("")
-        target = corpus / ("seed-" + "-".join(rel.parts) + ".tosa")
-        if not target.exists():
-            shutil.copyfile(seed, target)
+        rel = seed.resolve().relative_to(ROOT.resolve()).with_suffix("")
+        name = corpus / ("seed-" + "-".join(rel.parts) + SUFFIX[target])
+        if not name.exists():
+            shutil.copyfile(seed, name)
     return len(seeds)
 
 
@@ -99,14 +137,16 @@ class Findings:
         )
         self.unsaved = 0
 
-    def add(self, kind: str, signature: str, data: bytes, report: str) -> None:
+    def add(
+        self, kind: str, signature: str, data: bytes, report: str, suffix: str = ".tosa"
+    ) -> None:
         entry = self.index.get(signature)
         if entry is None:
             digest = hashlib.sha1(signature.encode()).hexdigest()[:10]
             name = f"{kind}-{digest}"
-            (self.folder / f"{name}.tosa").write_bytes(data)
+            (self.folder / f"{name}{suffix}").write_bytes(data)
             (self.folder / f"{name}.txt").write_text(f"{signature}\n\n{report}")
-            self.index[signature] = {"class": kind, "file": f"{name}.tosa", "hits": 1}
+            self.index[signature] = {"class": kind, "file": f"{name}{suffix}", "hits": 1}
             print(f"NEW FINDING {name}: {signature}", file=sys.stderr, flush=True)
             self.save()
             return
@@ -122,7 +162,9 @@ class Findings:
         self.unsaved = 0
 
 
-def worker(workdir: Path, libfuzzer_args: list[str], raise_findings: bool) -> None:
+def worker(
+    workdir: Path, libfuzzer_args: list[str], raise_findings: bool, target: str = "model"
+) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["vgfc"]):
@@ -133,28 +175,40 @@ def worker(workdir: Path, libfuzzer_args: list[str], raise_findings: bool) -> No
                 __import__(info.name)
         import invariant
     import mutator
+    import surfaces
 
     work = workdir / "work"
     work.mkdir(parents=True, exist_ok=True)
-    path = work / f"input-{os.getpid()}.tosa"
+    if target == "library":
+        surfaces.library_folder(work)  # a library's shaders must sit beside it
+    path = work / f"input-{os.getpid()}{SUFFIX[target]}"
     name = str(path)
     findings = Findings(workdir / "findings")
 
     def test_one_input(data: bytes) -> None:
         path.write_bytes(data)
         try:
-            invariant.run(name)
+            run_target(target, name)
         except Exception as e:
             kind, signature = invariant.classify(e, name)
-            findings.add(kind, signature, data, "".join(traceback.format_exception(e)))
+            report = "".join(traceback.format_exception(e))
+            findings.add(kind, signature, data, report, SUFFIX[target])
             if raise_findings:
                 raise
 
+    mutate = {
+        "model": mutator.mutate,
+        "library": surfaces.mutate_library,
+        "vgf": surfaces.mutate_vgf,
+    }[target]
+
     def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
-        return mutator.mutate(data, max_size, seed, atheris.Mutate)
+        return mutate(data, max_size, seed, atheris.Mutate)
 
     def custom_crossover(data1: bytes, data2: bytes, max_size: int, seed: int) -> bytes:
-        return mutator.crossover(data1, data2, max_size, seed)
+        if target == "model":
+            return mutator.crossover(data1, data2, max_size, seed)
+        return (data1 if seed % 2 else data2)[:max_size]
 
     atheris.Setup(
         [sys.argv[0], *libfuzzer_args],
@@ -174,12 +228,12 @@ _STATUS = re.compile(r"^#(\d+)\s+(\w+)\s+cov: (\d+) ft: (\d+)")
 _EXECUTED = re.compile(r"stat::number_of_executed_units: (\d+)")
 
 
-def campaign(workdir: Path, seconds: int, extra: list[str]) -> int:
+def campaign(workdir: Path, seconds: int, extra: list[str], target: str = "model") -> int:
     corpus, artifacts, logs = workdir / "corpus", workdir / "artifacts", workdir / "logs"
     for folder in (artifacts, logs):
         folder.mkdir(parents=True, exist_ok=True)
-    seeds = seed_corpus(corpus)
-    print(f"fuzzing for {seconds} s; corpus {corpus} ({seeds} seeds), work dir {workdir}")
+    seeds = seed_corpus(corpus, target, workdir)
+    print(f"fuzzing {target} for {seconds} s; corpus {corpus} ({seeds} seeds), work dir {workdir}")
     deadline = time.monotonic() + seconds
     executed = workers = 0
     cov = ft = 0
@@ -191,6 +245,8 @@ def campaign(workdir: Path, seconds: int, extra: list[str]) -> int:
             sys.executable,
             str(Path(__file__).resolve()),
             "--worker",
+            "--target",
+            target,
             "--workdir",
             str(workdir),
             "--",
@@ -269,27 +325,30 @@ def summarize(workdir: Path, executed: int, cov: int, ft: int, ends: list[str]) 
 # --- single inputs --------------------------------------------------------------------------------
 
 
-def run_files(files: list[str]) -> int:
+def run_files(files: list[str], target: str = "model") -> int:
     import invariant
 
     bad = 0
     for name in files:
         try:
-            outcome = invariant.run(name)
+            outcome = run_target(target, name)
         except Exception as e:
             bad += 1
             kind, signature = invariant.classify(e, name)
             print(f"{name}: FINDING {kind}: {signature}")
             traceback.print_exception(e)
         else:
-            print(f"{name}: ok ({outcome.compile_error or f'{outcome.modules} modules'})")
+            if isinstance(outcome, invariant.Outcome):
+                outcome = outcome.compile_error or f"{outcome.modules} modules"
+            print(f"{name}: ok ({outcome})")
     return 1 if bad else 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=int(os.environ.get("FUZZ_SECONDS", 600)))
-    parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR)
+    parser.add_argument("--target", choices=TARGETS, default="model", help="what to fuzz")
+    parser.add_argument("--workdir", type=Path, help="default: build/fuzz[-TARGET]")
     parser.add_argument("--run", action="store_true", help="run FILEs through the invariant")
     parser.add_argument("--minimize", action="store_true", help="shrink FILE, keep its finding")
     parser.add_argument("--output", type=Path, help="where --minimize writes (default FILE.min)")
@@ -302,17 +361,18 @@ def main() -> int:
     )
     parser.add_argument("args", nargs="*", help="FILEs, or libFuzzer arguments after --")
     ns = parser.parse_args()
+    workdir = ns.workdir or default_workdir(ns.target)
     if ns.run:
-        return run_files(ns.args)
+        return run_files(ns.args, ns.target)
     if ns.minimize:
         from minimize import minimize
 
         (source,) = ns.args
         return minimize(Path(source), ns.output or Path(source + ".min"))
     if ns.worker or ns.raise_findings:
-        worker(ns.workdir, ns.args, ns.raise_findings)
+        worker(workdir, ns.args, ns.raise_findings, ns.target)
         return 0
-    return campaign(ns.workdir, ns.seconds, ns.args)
+    return campaign(workdir, ns.seconds, ns.args, ns.target)
 
 
 if __name__ == "__main__":

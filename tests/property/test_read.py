@@ -1,6 +1,6 @@
 """Properties of the reader: each fast path gives what the plain way it stands in for gives.
 
-- :meth:`vgfc.read.buffer.Buffer.texts` splits all strings out of one blob, and slices them one by
+- :meth:`vgfc.read.bulk._Columns.texts` splits all strings out of one blob, and slices them one by
   one when a string holds a NUL or is not ASCII: both give what reading each string does.
 - Operator locations are read in bulk: the same as one at a time, errors included.
 - Big tensor and operator tables are read in bulk: on truncated and byte-flipped files, the same
@@ -22,6 +22,7 @@ from tosa_reading import as_read, every_op_model
 from vgfc.diagnostics import VgfcError
 from vgfc.read import reader as tosa_reader
 from vgfc.read.buffer import Buffer
+from vgfc.read.bulk import _Columns
 
 # Names of every kind: empty, ASCII, with a NUL, not ASCII, longer than the limit of 30 bytes.
 NAMES = st.lists(
@@ -44,7 +45,7 @@ def test_texts_are_the_strings_read_one_by_one(names: list[str]) -> None:
         at.append(len(blob))
         blob += len(raw).to_bytes(4, "little") + raw + b"\0\0\0\0"
     buffer = Buffer(bytes(blob))
-    found, bad = buffer.texts(np.array(at, np.int64), 30)
+    found, bad = _Columns(buffer).texts(np.array(at, np.int64), 30)
     limit = [len(n.encode("utf-8", "surrogatepass")) > 30 for n in names]
     expected = []
     for a, too_long in zip(at, limit, strict=True):
@@ -61,7 +62,7 @@ def test_texts_are_the_strings_read_one_by_one(names: list[str]) -> None:
 
 def test_a_string_that_is_not_utf8_is_left_to_the_one_by_one_reading() -> None:
     blob = b"\x02\0\0\0ok\0\0" + b"\x02\0\0\0\xff\xfe\0\0"
-    found, bad = Buffer(blob).texts(np.array([0, 8], np.int64), 30)
+    found, bad = _Columns(Buffer(blob)).texts(np.array([0, 8], np.int64), 30)
     assert found == ["ok", ""] and bad.tolist() == [False, True]
 
 

@@ -25,6 +25,7 @@ from vgfc.spirv.tensors import (
     scalar_constant,
     tensor_constant,
     tensor_type,
+    value_bits,
 )
 
 _DTYPES = (
@@ -63,12 +64,13 @@ def _request(
         return tensor_type(b, dtype, shape)
     if kind == "u32":
         return b.constant_u32(n)
-    from vgfc.spirv.tensors import as_array
-
-    array = as_array(dtype, np.asarray(values, dtype=np.float64).reshape(shape))
+    flat = [float(v) for v in np.asarray(values, dtype=np.float64).reshape(-1)]
+    if dtype is not DType.BOOL and not dtype.is_float:
+        flat = [int(v) for v in flat]
+    bits = value_bits(dtype, flat)
     if kind == "scalar":
-        return scalar_constant(b, dtype, array.reshape(-1)[:1])
-    return tensor_constant(b, dtype, shape, array, replicate=rep)
+        return scalar_constant(b, dtype, bits[0])
+    return tensor_constant(b, dtype, shape, bits, replicate=rep)
 
 
 @settings(max_examples=60, deadline=None)

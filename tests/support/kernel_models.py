@@ -10,6 +10,7 @@ the TOSA reference model can be the oracle of composed ops (``reference_outputs`
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -189,10 +190,14 @@ def reference_outputs(
 
 
 def library_of(tmp_path: Path, entries: str, head: str = "") -> Library:
-    """A library of ``entries`` (YAML list items) in ``tmp_path``; shaders by absolute path."""
+    """A library of ``entries`` (YAML list items) in ``tmp_path``, with copies of the test
+    shaders beside it, named by absolute path."""
     text = "vgfc_kernels: 1\n" + textwrap.dedent(head) + "operators:\n"
     text += textwrap.indent(textwrap.dedent(entries).strip("\n"), "  ") + "\n"
-    text = text.replace("@DATA@", str(KERNELS))
+    # A library reads only files in its own folder: the shaders go beside it.
+    for shader in KERNELS.glob("*.comp"):
+        shutil.copy(shader, tmp_path / shader.name)
+    text = text.replace("@DATA@", str(tmp_path))
     path = tmp_path / "lib.yaml"
     path.write_text(text)
     return load_library(path)

@@ -87,6 +87,10 @@ def command_process() -> None:
 
 
 def main() -> None:
-    """The ``vgfc`` console script."""
+    """The ``vgfc`` console script: SIGTERM, SIGHUP and SIGQUIT unwind like Ctrl-C (temporary
+    files removed, one line saying what was written), and output that cannot be written (a
+    full disk, a closed standard output) is an error (:func:`vgfc.cli.support.run_command`)."""
+    from vgfc.cli.support import run_command
+
     command_process()
-    cli(prog_name="vgfc")
+    run_command(cli, prog_name="vgfc")

@@ -8,9 +8,13 @@ import time
 import click
 
 from vgfc.cli.options import FiniteFloat
-from vgfc.cli.support import handle_errors
+from vgfc.cli.support import EXIT_ERROR, handle_errors
+from vgfc.diagnostics import InputError
 
 __all__ = ["cache"]
+
+_SHOWN = 10
+"""Files that could not be removed listed by name; the rest are counted."""
 
 
 def _size(count: int) -> str:
@@ -40,9 +44,13 @@ def cache(context: click.Context, as_json: bool) -> None:
     """
     if context.invoked_subcommand is not None:
         return
-    from vgfc.shader.cache import usage
+    from vgfc.shader.cache import cache_dir, usage
 
-    found = usage()
+    try:
+        found = usage()
+    except OSError as e:
+        where = str(cache_dir())
+        raise InputError(f"cannot read the shader cache: {e.strerror}", file=where) from None
     if as_json:
         doc = {
             "folder": str(found.folder),
@@ -76,5 +84,15 @@ def clear(days: float | None) -> None:
     from vgfc.shader.cache import cache_dir
     from vgfc.shader.cache import clear as remove
 
-    removed, freed = remove(None if days is None else days * 86400)
-    click.echo(f"removed {removed} files, {_size(freed)}, from {cache_dir()}")
+    try:
+        done = remove(None if days is None else days * 86400)
+    except OSError as e:
+        where = str(cache_dir())
+        raise InputError(f"cannot read the shader cache: {e.strerror}", file=where) from None
+    click.echo(f"removed {done.removed} files, {_size(done.freed)}, from {cache_dir()}")
+    if done.failed:
+        for path, why in done.failed[:_SHOWN]:
+            click.echo(f"error: {path}: cannot remove: {why}", err=True)
+        if len(done.failed) > _SHOWN:
+            click.echo(f"... and {len(done.failed) - _SHOWN} more files", err=True)
+        raise SystemExit(EXIT_ERROR)

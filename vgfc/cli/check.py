@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vgfc.cli.options import compile_options, model_argument
-from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_diagnostic, stderr_console
+from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_bounded, stderr_console
 from vgfc.compiler import STAGES
+from vgfc.diagnostics import Severity
+from vgfc.limits import LIMITS
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
+    from vgfc.diagnostics import Diagnostic
 
 __all__ = ["check"]
 
@@ -22,6 +25,16 @@ __all__ = ["check"]
 @click.command("check")
 @model_argument
 @click.option("--json", "as_json", is_flag=True, help="Print the diagnostics as JSON.")
+@click.option(
+    "--max-errors",
+    type=click.IntRange(min=0),
+    default=LIMITS.check_errors_shown,
+    show_default=True,
+    metavar="N",
+    help="List at most N errors (ops that fail the same way are one, listed with the others' "
+    "numbers), then say how many more there are; 0 lists every error of every op. --json "
+    "keeps them all.",
+)
 @click.option(
     "--stop-after",
     type=click.Choice(STAGES),
@@ -31,7 +44,7 @@ __all__ = ["check"]
 )
 @compile_options
 @handle_errors
-def check(model: Path, as_json: bool, stop_after: str, options: Options) -> None:
+def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options: Options) -> None:
     """Run every check `vgfc compile` runs on MODEL, writing nothing.
 
     The same pipeline as compile (read, verify, resolve, partition, lower, layout), stopped
@@ -42,7 +55,9 @@ def check(model: Path, as_json: bool, stop_after: str, options: Options) -> None
     declared bindings, descriptor types and push constants. Warnings (e.g. a dispatch too small
     for its output) do not fail.
 
-    Exit code 0 when there are no errors, 1 otherwise.
+    At most --max-errors errors are listed (20; ops that fail the same way count once), then
+    a line saying how many more there are, and a summary line on standard output. Exit code 0
+    when there are no errors, 1 otherwise.
     """
     from rich.console import Console
 
@@ -74,15 +89,43 @@ def check(model: Path, as_json: bool, stop_after: str, options: Options) -> None
         }
         click.echo(json.dumps(doc, indent=2))
     else:
-        console = stderr_console()
-        for d in diagnostics:
-            print_diagnostic(console, d)
+        groups = print_bounded(stderr_console(), diagnostics, max_errors)
+        out = Console(highlight=False, soft_wrap=True)
         if not errors:
-            Console(highlight=False, soft_wrap=True).print(
-                escape(_ok_line(model, summary, stop_after, len(result.warnings)))
+            out.print(escape(_ok_line(model, summary, stop_after, len(result.warnings))))
+        else:
+            out.print(
+                escape(_failed_line(model, summary, stop_after, len(result.warnings), groups))
             )
     if errors:
         sys.exit(EXIT_ERROR)
+
+
+def _failed_line(
+    model: Path,
+    summary: dict[str, Any],
+    stop_after: str,
+    warnings: int,
+    groups: list[list[Diagnostic]],
+) -> str:
+    """``model.tosa: 30 errors (3 distinct), 2 warnings; 30 operators``."""
+    errors = [g for g in groups if g[0].severity is Severity.ERROR]
+    count = sum(len(g) for g in errors)
+    text = f"{model}: {count} error{'s' if count != 1 else ''}"
+    if len(errors) != count:
+        text += f" ({len(errors)} distinct)"
+    if warnings:
+        text += f", {warnings} warning{'s' if warnings != 1 else ''}"
+    facts = [
+        f"{summary[key]} {key if summary[key] != 1 else key[:-1]}"
+        for key in ("operators", "partitions")
+        if key in summary
+    ]
+    if facts:
+        text += "; " + ", ".join(facts)
+    if stop_after not in ("layout", "encode"):
+        text += f" (stopped after {stop_after})"
+    return text
 
 
 def _ok_line(model: Path, summary: dict[str, Any], stop_after: str, warnings: int) -> str:

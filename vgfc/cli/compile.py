@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from vgfc.cli.options import compile_options
+from vgfc.cli.options import InputPath, compile_options
 from vgfc.cli.support import (
     EXIT_ERROR,
     EXIT_INTERNAL,
+    diagnostics_console,
     escape,
     handle_errors,
     print_diagnostic,
+    print_table,
     stderr_console,
 )
 
@@ -35,7 +37,7 @@ REPORT_NEXT_TO_OUTPUT = ""
     nargs=-1,
     required=True,
     metavar="MODEL...",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=InputPath(),
 )
 @click.option(
     "-o",
@@ -166,17 +168,29 @@ def compile_command(
         _compile_many(job_list, options, jobs, as_json=as_json, quiet=quiet)
     else:
         (job,) = job_list
+        from vgfc.compiler import input_files
+        from vgfc.files import check_output
+
+        # Before any work: a device such as /dev/null, a FIFO, a library given as the output,
+        # a missing folder (a batch's jobs each check their own and go on past a refusal).
+        inputs = input_files(job.model, options)
+        for path in (job.output, job.report):
+            if path is not None:
+                check_output(path, inputs=inputs)
         _compile_one(job, options, quiet=quiet)
 
 
 def _looks_like_a_model(path: Path) -> bool:
     """A ``.tosa`` name, or a file that starts like a TOSA flatbuffer (identifier ``TOSA``)."""
+    from vgfc.diagnostics import VgfcError
+    from vgfc.files import open_input
+
     if path.suffix.lower() == ".tosa":
         return True
-    try:
-        with path.open("rb") as f:
-            return f.read(8)[4:8] == b"TOSA"
-    except OSError:
+    try:  # a FIFO or a device is no model (and must not block or be read here)
+        with open_input(path) as f:
+            return f.header(8)[4:8] == b"TOSA"
+    except VgfcError:
         return False
 
 
@@ -237,38 +251,63 @@ there are (a terminal shows no more at once, and rich takes about a millisecond 
 
 
 def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
-    """One model: errors end the command (``handle_errors``); a table of the segments."""
+    """One model: errors end the command (``handle_errors``); a table of the segments. rich
+    draws it, and the progress on stderr, only on a terminal: elsewhere (a CI log, a pipe) the
+    same words go out as plain lines, and rich, 30 ms to import, is never loaded."""
     from vgfc.compiler import compile_to
 
-    if quiet:  # nothing printed but warnings: rich is not even imported unless there are some
-        result = compile_to(job.model, job.output, job.report, options)
-        if result.warnings:
-            console = stderr_console()
-            for d in result.warnings:
-                print_diagnostic(console, d)
+    if not quiet:
+        _compile_and_show(job, options)
         return
+    # Nothing printed but warnings.
+    result = compile_to(job.model, job.output, job.report, options)
+    if result.warnings:
+        console = diagnostics_console()
+        for d in result.warnings:
+            print_diagnostic(console, d)
 
-    from rich.console import Console
 
-    from vgfc.cli.tables import word_table
-    from vgfc.report import kernel_lines, summarize_ops
+def _compile_and_show(job: Job, options: Options) -> None:
+    """One model with its summary table. The files are renamed into place only once the table
+    is out: output that cannot be printed (a full disk, a closed stdout) leaves the old files,
+    and the error says so."""
+    from vgfc.compiler import ToFile
+    from vgfc.diagnostics import InputError, VgfcError
+    from vgfc.files import WRITES, Staged, commit, discard
 
-    console = stderr_console()
-    if not console.is_terminal:
-        result = compile_to(job.model, job.output, job.report, options)
-    else:
+    held: list[Staged] = []
+    sink = ToFile(job.output, job.report, hold=held)
+    try:
+        _show(job, options, sink)
+        sys.stdout.flush()
+    except VgfcError as e:
+        discard(held)
+        if e.location.file != "standard output":
+            raise
+        raise InputError(f"{e.message}; {WRITES.outcome()}", e.location) from None
+    except BaseException:
+        discard(held)
+        raise
+    commit(held)
+
+
+def _show(job: Job, options: Options, sink: Any) -> None:
+    from vgfc.compiler import compile_model
+
+    console = diagnostics_console()
+    if console is not None:
         with console.status("compiling") as status:
-            result = compile_to(
-                job.model,
-                job.output,
-                job.report,
-                options,
-                lambda s: status.update(f"{s}..."),
+            result = compile_model(
+                job.model, options, lambda s: status.update(f"{s}..."), sink=sink
             )
+    else:
+        result = compile_model(job.model, options, sink=sink)
     for d in (*result.warnings, *result.notes):
         print_diagnostic(console, d)
+
+    from vgfc.report import kernel_lines, summarize_ops
+
     vgf = result.model
-    out = Console(highlight=False, soft_wrap=True)
     assert result.plan is not None and result.graph is not None and vgf is not None
     rows = []
     pairs = list(zip(vgf.segments, result.plan.partitions, strict=True))
@@ -279,28 +318,27 @@ def _compile_one(job: Job, options: Options, *, quiet: bool) -> None:
             (
                 str(i),
                 seg.type.value,
-                escape(module.name),
+                module.name,
                 module.code,
-                escape(summarize_ops(result.graph, part.operators)),
+                summarize_ops(result.graph, part.operators),
                 "x".join(map(str, seg.dispatch)) if seg.type.value == "compute" else "",
                 push,
             )
         )
     columns = ("#", "type", "module", "code", "operators", "dispatch", "push")
-    title = escape(f"{job.output}: {result.size} bytes")
-    out.print(word_table(title, columns, rows, out.width))
+    lines = []
     if len(pairs) > SUMMARY_ROWS:
-        out.print(
+        lines.append(
             f"... and {len(pairs) - SUMMARY_ROWS} more segments: "
-            f"vgfc inspect {escape(str(job.output))} lists them all"
+            f"vgfc inspect {job.output} lists them all"
         )
-    for line in kernel_lines(result):
-        out.print(escape(line))
+    lines += kernel_lines(result)
     timing = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.timings)
-    out.print(
+    lines.append(
         f"{len(vgf.segments)} segments, {len(vgf.resources)} resources, "
         f"{len(vgf.constants)} constants; {timing}"
     )
+    print_table(f"{job.output}: {result.size} bytes", columns, rows, lines)
 
 
 def _compile_many(
@@ -313,8 +351,9 @@ def _compile_many(
 
     from rich.console import Console
 
-    from vgfc.batch import run_jobs, worker_count
+    from vgfc.batch import output_states, run_jobs, worker_count, written_since
     from vgfc.cli.batch import outcomes_json, print_outcome, summary_line, summary_table
+    from vgfc.files import Interrupted
 
     debug = bool(click.get_current_context().find_root().params.get("debug"))
     console = stderr_console()
@@ -338,7 +377,22 @@ def _compile_many(
             shown += 1
 
     start = time.perf_counter()
-    outcomes = run_jobs(jobs, options, workers, on_done)
+    before = output_states(jobs)
+    try:
+        outcomes = run_jobs(jobs, options, workers, on_done)
+    except (KeyboardInterrupt, Interrupted) as e:
+        # The workers are gone; say which models' files were written before the interrupt.
+        written = written_since(before)
+        vgfs = [job.output for job in jobs if job.output in written]
+        how = e.name if isinstance(e, Interrupted) else "Ctrl-C"
+        names = ", ".join(str(p) for p in vgfs[:5]) + (" ..." if len(vgfs) > 5 else "")
+        text = f"interrupted ({how}): {len(vgfs)} of {len(jobs)} models written" + (
+            f" ({names})" if vgfs else ""
+        )
+        if len(vgfs) < len(jobs):
+            text += "; the others' files were left as they were"
+        console.print(f"[bold red]error:[/] {escape(text)}", highlight=False)
+        sys.exit(EXIT_ERROR)
     seconds = time.perf_counter() - start
     if as_json:
         click.echo(json.dumps(outcomes_json(outcomes), indent=2))

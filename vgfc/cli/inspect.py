@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from vgfc.cli.options import InputPath
 from vgfc.cli.support import EXIT_ERROR, escape, handle_errors
 
 if TYPE_CHECKING:
@@ -19,12 +20,12 @@ __all__ = ["inspect"]
 
 
 @click.command("inspect")
-@click.argument("vgf", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("vgf", type=InputPath())
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
 @click.option(
     "--diff",
     "other",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=InputPath(),
     help="Print the structural differences from another VGF file instead (exit 1 if any).",
 )
 @handle_errors

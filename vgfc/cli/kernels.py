@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vgfc.cli.options import shader_options
-from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_diagnostic, stderr_console
+from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_bounded, stderr_console
+from vgfc.limits import LIMITS
 
 if TYPE_CHECKING:
     from vgfc.shader.options import CompileOptions
@@ -20,11 +21,21 @@ __all__ = ["kernels"]
 @click.command("kernels")
 @click.argument("libraries", nargs=-1, required=True, metavar="LIB...")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries and verdicts as JSON.")
+@click.option(
+    "--max-errors",
+    type=click.IntRange(min=0),
+    default=LIMITS.check_errors_shown,
+    show_default=True,
+    metavar="N",
+    help="List at most N errors (kernels that fail the same way are one), then say how many "
+    "more there are; 0 lists them all. --json keeps them all.",
+)
 @shader_options
 @handle_errors
 def kernels(
     libraries: tuple[str, ...],
     as_json: bool,
+    max_errors: int,
     shader: CompileOptions,
 ) -> None:
     """Check kernel libraries (YAML files, or a bundled one by name: mediapipe).
@@ -32,7 +43,8 @@ def kernels(
     Validates each file against schemas/kernel_library.schema.json, checks every expression's
     names, resources, paths and composed graphs, then compiles each kernel's shader, validates
     it with SPIRV-Tools and holds its declared resources against the shader's reflection. Prints
-    one row per entry and kernel. Exit code 0 when everything is sound, 1 otherwise.
+    one row per entry and kernel when everything is sound; else the errors (at most
+    --max-errors) and a summary line. Exit code 0 when everything is sound, 1 otherwise.
 
     \b
     vgfc kernels my_ops.yaml
@@ -45,18 +57,17 @@ def kernels(
     from vgfc.resolve.library_check import check_library
 
     options = shader
-    loaded = load_libraries(libraries)
+    loaded = load_libraries(libraries, include_dirs=shader.include_dirs)
     errors = 0
+    found = []
     docs: list[dict[str, Any]] = []
     rows = []
-    console = stderr_console()
     for library in loaded:
         for verdict in check_library(library, options):
             entry, kernel = verdict.entry, verdict.kernel
             if verdict.error is not None:
                 errors += 1
-                if not as_json:
-                    print_diagnostic(console, verdict.error)
+                found.append(verdict.error)
             what = "compose" if kernel is None else kernel.name
             detail = (
                 f"{len(entry.compose.ops)} built-in op(s)"
@@ -94,8 +105,11 @@ def kernels(
         click.echo(json.dumps({"ok": errors == 0, "errors": errors, "kernels": docs}, indent=2))
     else:
         out = Console(highlight=False, soft_wrap=True)
-        columns = ("library", "operator", "kernel", "shader / graph", "params", "local", "")
-        out.print(word_table("kernel libraries", columns, rows, out.width))
+        if found:  # the errors are what to read: no table of the kernels that are sound
+            print_bounded(stderr_console(), found, max_errors)
+        else:
+            columns = ("library", "operator", "kernel", "shader / graph", "params", "local", "")
+            out.print(word_table("kernel libraries", columns, rows, out.width))
         out.print(f"{len(rows)} kernel(s), {errors} error(s)")
     if errors:
         sys.exit(EXIT_ERROR)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import click
 
 import vgfc
-from vgfc.cli.options import compile_options
+from vgfc.cli.options import InputPath, compile_options
 from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import UnsupportedError
 
@@ -122,7 +122,7 @@ def _note(text: str) -> None:
     "--input",
     "input_path",
     required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=InputPath(),
     help="The TOSA flatbuffer to compile.",
 )
 @click.option(
@@ -193,21 +193,43 @@ def model_converter(
         compile_model(input_path, options, sink=ToStream(sys.stdout.buffer))
         sys.stdout.buffer.flush()
     else:
+        from vgfc.compiler import input_files
+        from vgfc.files import check_output
+
+        check_output(output, inputs=input_files(input_path, options))
         compile_model(input_path, options, sink=ToFile(Path(output)))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script: usage errors, too, are one line on stderr (exit code 2)."""
     from vgfc.cli import command_process
+    from vgfc.cli.support import (
+        finish_process,
+        prepare_process,
+        print_diagnostic,
+        report_interrupt,
+        stderr_console,
+    )
+    from vgfc.diagnostics import VgfcError
+    from vgfc.files import Interrupted
 
     command_process()
+    prepare_process()
     try:
         code = model_converter.main(
             args=list(argv) if argv is not None else None, prog_name=PROG, standalone_mode=False
         )
     except click.UsageError as e:
         click.echo(f"error: {e.format_message().rstrip('.')} (see {PROG} --help)", err=True)
-        sys.exit(EXIT_USAGE)
+        code = EXIT_USAGE
     except click.Abort:
-        sys.exit(1)
-    sys.exit(code if isinstance(code, int) else 0)
+        code = 1
+    except SystemExit as e:
+        code = e.code
+    except Interrupted as e:
+        report_interrupt(e)
+        code = 1
+    except VgfcError as e:  # --version to a full disk
+        print_diagnostic(stderr_console(), e.diagnostic, "error")
+        code = 1
+    finish_process(code if isinstance(code, int) else 0 if code is None else code)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from vgfc.cli.support import handle_errors
+from vgfc.compiler import TARGET_ENVS, TARGET_NAMES
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TARGET_NAMES",
     "FiniteFloat",
+    "InputPath",
     "Seconds",
     "compile_options",
     "model_argument",
@@ -36,13 +38,26 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# The names are repeated from vgfc.vgf.profiles.TARGETS so that building the command line does
-# not import the back end; a test keeps the two equal.
-TARGET_NAMES = ("scenario-runner", "executorch")
 
-model_argument = click.argument(
-    "model", type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+class InputPath(click.Path):
+    """A file a command reads: a missing one is a usage error (exit 2), as click has it; what
+    else is wrong with it (a symlink loop, a FIFO, a device) is left to
+    :func:`vgfc.files.open_input`, which names it (exit 1), where click would call a symlink
+    loop missing."""
+
+    def __init__(self) -> None:
+        super().__init__(exists=False, dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import os
+
+        if isinstance(value, str | os.PathLike) and not os.path.lexists(value):
+            name = click.format_filename(value)
+            self.fail(f"{self.name.title()} {name!r} does not exist.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+model_argument = click.argument("model", type=InputPath())
 """The MODEL.tosa argument of the commands that read a model."""
 
 
@@ -90,7 +105,7 @@ _SHADER = (
     ),
     click.option(
         "--target-env",
-        type=click.Choice(["vulkan1.1", "vulkan1.2", "vulkan1.3"]),
+        type=click.Choice(TARGET_ENVS),
         default="vulkan1.3",
         show_default=True,
         help="Vulkan environment shaders are compiled and validated for.",

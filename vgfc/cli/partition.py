@@ -31,8 +31,9 @@ __all__ = ["partition"]
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Write the JSON or DOT text to this file instead of standard output.",
+    type=click.Path(path_type=Path),
+    help="Write the JSON or DOT text to this file instead of standard output (atomically; "
+    "the model, a library or anything but a regular file is refused).",
 )
 @compile_options
 @handle_errors
@@ -65,6 +66,14 @@ def partition(
         raise click.UsageError("--json and --dot are exclusive: choose one")
     if output is not None and not (as_json or as_dot):
         raise click.UsageError("-o/--output needs --json or --dot")
+    inputs: tuple[Path, ...] = ()
+    if output is not None:
+        from vgfc.compiler import input_files
+        from vgfc.files import check_output
+
+        # Refused before any work: the model itself, a library, a device such as /dev/null.
+        inputs = input_files(model, options)
+        check_output(output, inputs=inputs)
     if options.libraries:
         from vgfc.compiler import compile_model
 
@@ -79,10 +88,10 @@ def partition(
         graph = vgfc.load(model)
         plan = vgfc.partition(graph)
     if as_json:
-        emit(json.dumps(partition_json(graph, plan), indent=2) + "\n", output)
+        emit(json.dumps(partition_json(graph, plan), indent=2) + "\n", output, inputs)
         return
     if as_dot:
-        emit(plan_to_dot(graph, plan), output)
+        emit(plan_to_dot(graph, plan), output, inputs)
         return
 
     console = Console(highlight=False)

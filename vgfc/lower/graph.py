@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from vgfc.diagnostics import Diagnostic, InputError, InternalError, UnsupportedError, VgfcError
-from vgfc.ir import DType, Graph, Operator, Tensor
+from vgfc.ir import Data, DType, Graph, Operator, Tensor
 from vgfc.partition import Partition, PartitionKind
 from vgfc.spirv.builder import ModuleBuilder
 from vgfc.spirv.extinst import TOSA_SET
@@ -33,12 +32,16 @@ from vgfc.spirv.tensors import (
     BASE_CAPABILITIES,
     BASE_EXTENSIONS,
     constant_buffer,
+    data_bits,
     spirv_shape,
     storage_dtype,
     tensor_constant,
     tensor_type,
 )
 from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, check_operand_counts, lower_operator
+
+if TYPE_CHECKING:
+    import mmap
 
 __all__ = [
     "DEFAULT_INLINE_LIMIT",
@@ -71,6 +74,8 @@ class GraphConstant:
     data: bytes | memoryview
     """Packed little-endian elements; BOOL is one byte per element (0xFF for true). Where no
     conversion is needed, a read-only byte view of the tensor's data (of the input file)."""
+    origin: tuple[mmap.mmap, int] | None = field(default=None, compare=False, repr=False)
+    """The read-only memory map ``data`` is a view of and where in it ``data`` starts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +272,8 @@ class _Emitter:
         tensor = self.tensor(name)
         data = tensor.data
         if data is None and tensor.is_shape and tensor.shape == (0,):
-            data = np.zeros(0, np.int64)  # the shape of a rank-0 tensor: no values, no bytes
+            # The shape of a rank-0 tensor: no values, no bytes.
+            data = Data(memoryview(b"").toreadonly(), DType.SHAPE, (0,))
         if data is None:
             if tensor.is_shape:
                 raise UnsupportedError(
@@ -280,14 +286,13 @@ class _Emitter:
         b = self.builder
         constant_id = self.ids.get(name)
         if constant_id is None:
-            return tensor_constant(b, tensor.dtype, tensor.shape or (), data, replicate=True)
+            bits = data_bits(data)
+            return tensor_constant(b, tensor.dtype, tensor.shape or (), bits, replicate=True)
         shape = spirv_shape(tensor.shape or (), tensor.dtype)
+        buffer = constant_buffer(data)
+        origin = data.origin if buffer is data.raw else None
         self.constants[constant_id] = GraphConstant(
-            constant_id,
-            name,
-            storage_dtype(tensor.dtype),
-            shape,
-            constant_buffer(tensor.dtype, data),
+            constant_id, name, storage_dtype(tensor.dtype), shape, buffer, origin
         )
         return b.graph_constant(tensor_type(b, tensor.dtype, tensor.shape or ()), constant_id)
 

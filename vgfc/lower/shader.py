@@ -22,8 +22,8 @@ from vgfc.ir import Graph, Operator, ShaderResource, ShaderSpec
 from vgfc.limits import LIMITS
 from vgfc.lower.elements import check_elements, code_name
 from vgfc.shader.build import CompiledShader, ShaderRequest, build_shader
-from vgfc.shader.glslang import CompileOptions
 from vgfc.shader.messages import LOCAL_SIZE, declaration, only_line, source_excerpt
+from vgfc.shader.options import CompileOptions
 from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
 from vgfc.vgf.model import COMPUTE_STAGE, PushConstantRange
 

@@ -1,7 +1,8 @@
 """TOSA flatbuffer -> :class:`vgfc.ir.Graph`.
 
-Reads the main block of the main region, keeps constant data as read-only numpy views of the
-input buffer (the file is memory-mapped, so nothing is copied until a later stage needs it) and
+Reads the main block of the main region, keeps constant data as read-only views of the input
+buffer (:class:`vgfc.ir.Data`; the file is memory-mapped, so nothing is copied until a later
+stage needs it) and
 turns every structural problem into an :class:`~vgfc.diagnostics.InputError` that names the file
 and the operator or tensor. Names, string attributes, ranks, element counts and shape values are
 held to :data:`vgfc.limits.LIMITS` as they are read, so no later stage meets a value it cannot
@@ -10,14 +11,15 @@ hold.
 Why the fields are decoded here rather than through the generated ``tosa`` classes: those build
 a Python object per table and run several checked ``struct`` reads per field, so a
 100,000-operator model took 4.6 s to read. This reader walks the flatbuffer itself
-(:mod:`vgfc.read.buffer`): one read per field, each vtable decoded once, and the tensor and
-operator tables of a big model read a field of all their entries at a time, so that the only
-Python objects made per entry are the IR's own. The generated package stays the specification:
-every vtable offset, field type and default comes from it (:mod:`vgfc.read.schema`), and a test
-reads every model the repository carries both ways, through the generated classes and through
-this module, and compares every tensor, constant byte, operator and attribute.
+(:mod:`vgfc.read.buffer`): one ``struct`` read per field, each vtable decoded once. The generated
+package stays the specification: every vtable offset, field type and default comes from it
+(:mod:`vgfc.read.tables`, written from it and held to it by a test), and a test reads every model
+the repository carries both ways, through the generated classes and through this module, and
+compares every tensor, constant byte, operator and attribute. Neither the generated package nor
+numpy is imported here: a command that compiles a small model spends less than either costs.
 
-A table of many entries is read in bulk (:meth:`_Reader.each`); anything unusual in an entry (a
+A table of :data:`_BULK_FROM` entries or more is read in bulk, a field of all its entries at a
+time, by :mod:`vgfc.read.bulk` (numpy; :meth:`_Reader.each`); anything unusual in an entry (a
 constant, a name or location to check, an unknown code) has that entry read on its own, and
 anything out of range has the whole table read again one entry at a time, so that a broken file
 fails exactly as it does there.
@@ -26,7 +28,6 @@ fails exactly as it does there.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import mmap
 import os
@@ -35,14 +36,11 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-import numpy as np
-
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
-from vgfc.dtypes import numpy_dtype
-from vgfc.ir import Array, AttrValue, DType, Graph, Operator, Tensor, Version
+from vgfc.ir import AttrValue, Data, DType, Graph, Operator, Tensor, Version
 from vgfc.limits import LIMITS, quote
 from vgfc.read.buffer import U8, U32, U64, Buffer, Corrupt
-from vgfc.read.schema import STRUCTURE, attribute_layout, schema
+from vgfc.read.schema import attribute_layout, schema
 
 __all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
 
@@ -100,8 +98,9 @@ def loads(data: bytes | bytearray | memoryview | mmap.mmap, source: str | None =
 
 _I32_VECTORS = [struct.Struct(f"<{n}i").unpack_from for n in range(LIMITS.rank_max + 1)]
 
-_BULK_FROM = 64
-"""Tables of tensors or operators at least this long are read in bulk (:meth:`_Reader.each`)."""
+_BULK_FROM = 4000
+"""Tables of tensors or operators at least this long are read in bulk (:meth:`_Reader.each`):
+from about there on, reading in bulk saves more than importing numpy costs."""
 
 T = TypeVar("T")
 
@@ -203,125 +202,26 @@ class _Reader(Buffer):
                 self.fell_back += 1
         return [one(i, t) for i, t in enumerate(tables)]
 
-    # -- the two big tables in bulk
-
     def bulk_tensors(self, tables: list[int]) -> list[Tensor]:
-        """The tensors at ``tables``: what :meth:`tensor` reads, with the fields of all tables
-        read at once; a tensor with anything unusual (constant data, an unranked or too large
-        shape, an unknown type, a name to check) is read by :meth:`tensor` itself, in order,
-        so that errors come as they do there."""
-        t = np.array(tables, np.int64)
-        f = self.columns(t, self.schema.voffsets["TosaTensor"]).T
-        name_at, shape_at, type_at, data_at, variable_at, unranked_at, offset_at = f[:7]
-        codes = self.present(t, type_at, "<u4")
-        plain = np.isin(codes, list(self.schema.dtypes))
-        plain &= self.present(t, unranked_at, "<u1") == 0
-        plain &= self.present(t, offset_at, "<u8") <= 1
-        plain &= self.counts(np.where(data_at != 0, t + data_at, 0))[1] == 0
-        variables = (self.present(t, variable_at, "<u1") != 0).tolist()
-        named = np.flatnonzero(name_at)
-        fields = t[named] + name_at[named]
-        found, bad = self.texts(fields + self.gather(fields, "<u4"), LIMITS.name_length_max)
-        plain[named[bad]] = False
-        if named.size == t.size:
-            names = found
-        else:  # a tensor without a name is named ""
-            every = np.full(t.size, "", object)
-            every[named] = found
-            names = every.tolist()
-        shapes = np.where(shape_at != 0, t + shape_at, 0)
-        # A rank over the limit is left to `tensor`, which refuses it: its values are not read.
-        ranked = self.counts(shapes)[1] <= LIMITS.rank_max
-        plain &= ranked
-        dims, bounds = self.vectors(shapes, ranked)
-        values = self.gather(dims, "<i4")
-        # Shapes whose element count comes anywhere near the limit are checked by `tensor`.
-        log = np.zeros(values.size + 1)
-        np.cumsum(np.log2(np.maximum(values, 1)), out=log[1:])
-        plain &= log[bounds[1:]] - log[bounds[:-1]] < math.log2(LIMITS.elements_max) - 1
-        dims_of = _tuples(values.tolist(), bounds)
-        types = _by_code(self.schema.dtype_table, codes)
-        out = list(map(Tensor, names, dims_of, types, itertools.repeat(None), variables))
-        for i in np.flatnonzero(~plain).tolist():
-            out[i] = self.tensor(tables[i])
-        return out
+        from vgfc.read.bulk import bulk_tensors
+
+        return bulk_tensors(self, tables)
 
     def bulk_operators(self, tables: list[int]) -> list[Operator]:
-        """The operators at ``tables``, as :meth:`operator` reads them, with the fields of all
-        tables read at once; one with anything unusual is read by :meth:`operator` itself."""
-        t = np.array(tables, np.int64)
-        f = self.columns(t, self.schema.voffsets["TosaOperator"]).T
-        code_at, kind_at, attr_at, inputs_at, outputs_at, location_at = f
-        codes = self.present(t, code_at, "<u4")
-        op_names = self.schema.op_names
-        plain = np.isin(codes, [c for c in op_names if c])
-        longest = LIMITS.name_length_max
-        inputs, input_bounds, bad = self.string_vectors(
-            np.where(inputs_at != 0, t + inputs_at, 0), longest
-        )
-        plain &= ~bad
-        outputs, output_bounds, bad = self.string_vectors(
-            np.where(outputs_at != 0, t + outputs_at, 0), longest
-        )
-        plain &= ~bad
-        locations, bad = self.bulk_locations(t, location_at)
-        plain &= ~bad
-        kinds = self.present(t, kind_at, "<u1")
-        attrs_at = np.where(attr_at != 0, t + attr_at, 0).tolist()
-        ops = _by_code(self.schema.op_name_table, codes)
-        attrs = [_NO_ATTRS] * t.size
-        replaced: dict[int, Operator] = {}
-        # In order, so that the first error is the one the item-by-item reading meets first.
-        special = np.flatnonzero(~plain | (kinds != 0))
-        for index, kind, usual in zip(
-            special.tolist(), kinds[special].tolist(), plain[special].tolist(), strict=True
-        ):
-            if not usual:
-                replaced[index] = self.operator(index, tables[index])
-                continue
-            try:
-                attrs[index] = self.attributes(kind, attrs_at[index])
-            except VgfcError as e:
-                raise e.at(op_index=index, op=ops[index]) from None
-        ins, outs = _tuples(inputs, input_bounds), _tuples(outputs, output_bounds)
-        out = list(map(Operator, range(t.size), ops, ins, outs, attrs, locations))
-        for index, op in replaced.items():
-            out[index] = op
-        return out
+        from vgfc.read.bulk import bulk_operators
 
-    def bulk_locations(self, t: Array, location_at: Array) -> tuple[list[str | None], Array]:
-        """The location texts of the operators at ``t`` whose location fields lie at
-        ``location_at`` (0: none), as :meth:`operator` reads them (``None`` where absent or
-        empty), and which operators to leave to it (a text that is not UTF-8)."""
-        texts: list[str | None] = [None] * t.size
-        bad = np.zeros(t.size, bool)
-        located = np.flatnonzero(location_at)
-        if located.size == 0:
-            return texts, bad
-        fields = t[located] + location_at[located]
-        tables = fields + self.gather(fields, "<u4")
-        (text_at,) = self.columns(tables, self.schema.voffsets["OpLocation"]).T
-        have = np.flatnonzero(text_at)
-        fields = tables[have] + text_at[have]
-        # No length limit: a location is shown, never kept as a name.
-        found, unreadable = self.texts(fields + self.gather(fields, "<u4"), self.size)
-        located = located[have]
-        bad[located[unreadable]] = True
-        for index, text in zip(located.tolist(), found, strict=True):
-            texts[index] = text or None
-        return texts, bad
+        return bulk_operators(self, tables)
 
     def _version(self, at: int | None) -> Version:
         if at is None:
             raise InputError("the model has no TOSA version")
         table = self.table(at)
-        fields = [self.schema.fields[f"Version.{m}"] for m in STRUCTURE["Version"]]
         values = [
-            f.flags.py_type(f.flags.packer_type.unpack_from(self.view, table + where)[0])
-            if where
-            else f.default
-            for f, where in zip(
-                fields, self.fields(table, self.schema.voffsets["Version"]), strict=True
+            unpack(self.view, table + where)[0] if where else default
+            for (unpack, default), where in zip(
+                self.schema.version,
+                self.fields(table, self.schema.voffsets["Version"]),
+                strict=True,
             )
         ]
         version = Version(int(values[0]), int(values[1]), int(values[2]), bool(values[3]))
@@ -371,26 +271,37 @@ class _Reader(Buffer):
                     )
         data = None
         if data_at:
-            raw = self.ubytes(t + data_at)
-            if raw.size:
-                data = _decode(name, dtype, shape, raw)
+            start, count = self.ubytes(t + data_at)
+            if count:
+                data = self._data(name, dtype, shape, start, count)
         if data is None and offset_at:
             offset = U64(view, t + offset_at)[0]
             if offset > 1:
                 size = U64(view, t + size_at)[0] if size_at else 0
-                data = _decode(name, dtype, shape, self._external(name, offset, size))
+                self._external(name, offset, size)
+                data = self._data(name, dtype, shape, offset, size)
         variable = bool(variable_at and U8(view, t + variable_at)[0])
         return Tensor(name, shape, dtype, data, variable)
 
-    def _external(self, name: str, offset: int, size: int) -> Array:
-        """Constant data stored after the flatbuffer (models over 2 GB)."""
+    def _external(self, name: str, offset: int, size: int) -> None:
+        """Check where constant data stored after the flatbuffer (models over 2 GB) lies."""
         if offset + size > self.size:
             raise InputError(
                 f"constant data at offset {offset} with size {size} lies beyond the end of the "
                 f"file ({self.size} bytes)",
                 tensor=name,
             )
-        return self.all_bytes()[offset : offset + size]
+
+    def _data(
+        self, name: str, dtype: DType, shape: tuple[int, ...] | None, start: int, size: int
+    ) -> Data:
+        """The ``size`` bytes at ``start`` as the value of a ``dtype`` tensor shaped ``shape``:
+        a view of the buffer, checked to hold every element."""
+        need = _needed(name, dtype, shape, size)
+        assert shape is not None
+        raw = self.view[start : start + need].toreadonly()
+        origin = (self.buf, start) if isinstance(self.buf, mmap.mmap) else None
+        return Data(raw, dtype, shape, origin)
 
     def _shape(self, t: int) -> Tensor:
         name_at, rank_at, data_at = self.fields(t, self.schema.voffsets["TosaShape"])
@@ -404,9 +315,9 @@ class _Reader(Buffer):
             )
         data = None
         if data_at:
-            raw = self.ubytes(t + data_at)
-            if raw.size:
-                data = _decode(name, DType.SHAPE, (rank,), raw)
+            start, count = self.ubytes(t + data_at)
+            if count:
+                data = self._data(name, DType.SHAPE, (rank,), start, count)
         return Tensor(name, (rank,), DType.SHAPE, data, is_shape=True)
 
     def operator(self, index: int, t: int) -> Operator:
@@ -465,7 +376,8 @@ class _Reader(Buffer):
             elif f.kind == "bytes":
                 # Raw value bytes (CLAMP bounds, CUSTOM implementation_attrs): decoded later,
                 # where the element type is known.
-                value = self.ubytes(table + where).tobytes()
+                start, count = self.ubytes(table + where)
+                value = bytes(self.view[start : start + count])
             else:
                 start, count = self.vector(table + where)
                 if start + count * f.size > self.size:
@@ -485,31 +397,10 @@ class _Reader(Buffer):
             raw = attrs.get(key)
             if isinstance(raw, bytes) and raw:
                 try:
-                    value = _decode(op.outputs[0] if op.outputs else "", dtype, (), _raw_bytes(raw))
+                    attrs[key] = _scalar(op.outputs[0] if op.outputs else "", dtype, raw)
                 except InputError as e:
                     raise e.at(op.where(), key=key) from None
-                attrs[key] = value.item() if value.size == 1 else value
         return dataclasses.replace(op, attrs=MappingProxyType(attrs))
-
-
-def _by_code(table: Array, codes: Array) -> list[Any]:
-    """``table[code]`` for each of ``codes``; ``table[0]`` for a code past its end (the caller
-    reads such an entry on its own, and refuses it)."""
-    found: list[Any] = table[np.where(codes < table.size, codes, 0)].tolist()
-    return found
-
-
-def _tuples(flat: list[T], bounds: Array) -> list[tuple[T, ...]]:
-    """``tuple(flat[bounds[i]:bounds[i + 1]])`` for each ``i``: the shapes of tensors, the
-    inputs or outputs of operators, read as one flat list."""
-    sizes = np.diff(bounds)
-    if sizes.size and not (sizes - sizes[0]).any():
-        # All of one length (every op one output, every shape one rank), as is usual: zip
-        # takes that many at a time from a single iterator, faster than a slice per tuple.
-        size = int(sizes[0])
-        return list(zip(*[iter(flat)] * size, strict=True)) if size else [()] * sizes.size
-    items = tuple(flat)
-    return [items[a:b] for a, b in itertools.pairwise(bounds.tolist())]
 
 
 def _first_duplicate(tensors: list[Tensor]) -> None:
@@ -517,10 +408,6 @@ def _first_duplicate(tensors: list[Tensor]) -> None:
     seen: dict[str, Tensor] = {}
     for tensor in tensors:
         _Reader._add(seen, tensor)
-
-
-def _raw_bytes(data: bytes) -> Array:
-    return np.frombuffer(data, dtype=np.uint8)
 
 
 def _name(value: bytes | None, what: str = "tensor name", key: str | None = None) -> str:
@@ -544,37 +431,40 @@ def _text(value: bytes | None) -> str:
         raise InputError(f"string {value[:40]!r} is not valid UTF-8") from None
 
 
-def _decode(name: str, dtype: DType, shape: tuple[int, ...] | None, raw: Array) -> Array:
-    """Interpret little-endian constant bytes as ``dtype`` elements shaped ``shape``."""
+def _needed(name: str, dtype: DType, shape: tuple[int, ...] | None, size: int) -> int:
+    """Bytes that ``shape`` elements of ``dtype`` take; an error when ``size`` is fewer."""
     if shape is None:
         raise InputError("an unranked tensor cannot hold constant data", tensor=name)
-    # With no dynamic (negative) dimension the count is well inside int64 (`tensor` held it to
-    # LIMITS.elements_max), and math.prod is the same as numpy's product at a tenth of the cost.
-    static = min(shape, default=0) >= 0
-    count = math.prod(shape) if static else int(np.prod(shape, dtype=np.int64))
-    bits = dtype.storage_bits
-    need = (count * bits + 7) // 8
-    if raw.size < need:
+    # Dynamic (negative) dimensions count as written: a constant has none in a valid model,
+    # and such a count is refused below or by the stage that meets it.
+    count = math.prod(shape)
+    need = (count * dtype.storage_bits + 7) // 8 if count > 0 else 0
+    if size < need:
         raise InputError(
-            f"constant data has {raw.size} bytes, "
-            f"shape {list(shape)} of {dtype.value} needs {need}",
+            f"constant data has {size} bytes, shape {list(shape)} of {dtype.value} needs {need}",
             tensor=name,
         )
-    raw = raw[:need]
-    if dtype is DType.INT48:
-        # Six little-endian bytes per element, sign-extended into int64 (a copy: INT48 is rare).
-        padded = np.zeros((count, 8), np.uint8)
-        padded[:, :6] = raw.reshape(count, 6)
-        padded[:, 6:] = np.where(padded[:, 5:6] & 0x80, 0xFF, 0)
-        values = padded.view("<i8").reshape(count)
-    elif dtype is DType.INT4:
-        # Two elements per byte, low nibble first, sign-extended (a copy).
-        nibbles = np.stack([raw & 0x0F, raw >> 4], axis=-1).reshape(-1)[:count].astype(np.int8)
-        values = np.where(nibbles > 7, nibbles - 16, nibbles).astype(np.int8)
-    else:
-        little = numpy_dtype(dtype)
-        if little is None:
-            # Packed sub-byte float formats of the 1.1 draft (FP6, FP4, MXINT8): kept as raw bytes.
-            return raw
-        values = raw.view(little)
-    return values.reshape(shape)
+    return need
+
+
+_SCALARS = {
+    DType.BOOL: struct.Struct("<?"),
+    DType.INT8: struct.Struct("<b"),
+    DType.INT16: struct.Struct("<h"),
+    DType.INT32: struct.Struct("<i"),
+    DType.INT64: struct.Struct("<q"),
+    DType.SHAPE: struct.Struct("<q"),
+    DType.FP16: struct.Struct("<e"),
+    DType.FP32: struct.Struct("<f"),
+}
+"""How one element of the common types is read without numpy."""
+
+
+def _scalar(name: str, dtype: DType, raw: bytes) -> Any:
+    """The first element of ``raw`` (a CLAMP bound's bytes) as a Python number."""
+    need = _needed(name, dtype, (), len(raw))
+    reader = _SCALARS.get(dtype)
+    if reader is not None:
+        return reader.unpack_from(raw)[0]
+    # INT48, INT4, BF16 and FP8 bounds are rare: numpy (and ml_dtypes) read them.
+    return Data(memoryview(raw[:need]), dtype, ()).array.item()

@@ -21,8 +21,6 @@ import json
 import re
 from typing import Any
 
-import numpy as np
-
 from vgfc.diagnostics import InputError, Location, did_you_mean
 from vgfc.ir import (
     IMAGE_DESCRIPTORS,
@@ -175,6 +173,8 @@ def _nesting_depth(raw: bytes) -> int:
     bytes is exact. For invalid JSON the number is an estimate: the parser reports the problem."""
     if raw.count(b"[") + raw.count(b"{") <= LIMITS.json_depth_max:
         return 0  # too few brackets to nest past the limit: no need to scan
+    import numpy as np  # only for a payload with more brackets than the limit allows
+
     data = np.frombuffer(raw, np.uint8)
     index = np.arange(data.size)
     backslash = data == ord("\\")

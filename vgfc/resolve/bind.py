@@ -30,7 +30,6 @@ third channel to four (a zero channel the SLICE after the op drops again), chang
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,9 +38,17 @@ import numpy as np
 
 from vgfc.diagnostics import Diagnostic, InputError, Location, Severity, UnsupportedError
 from vgfc.dtypes import DType, element_format, numpy_dtype
-from vgfc.ir import IMAGE_DESCRIPTORS, Graph, Operator, ShaderResource, ShaderSpec, Tensor
+from vgfc.ir import IMAGE_DESCRIPTORS, Data, Graph, Operator, ShaderResource, ShaderSpec, Tensor
 from vgfc.resolve.expr import Expr, ExprError
-from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, TensorRule
+from vgfc.resolve.library import (
+    DIMENSIONS,
+    Constant,
+    Entry,
+    Kernel,
+    TensorRule,
+    build_constant,
+    dispatch_size,
+)
 from vgfc.resolve.params import ParamError, decode_params
 
 __all__ = ["Binding", "bind_op"]
@@ -305,23 +312,8 @@ def _constant(
     scope: Mapping[str, Any],
 ) -> Tensor:
     dtype = DType.SHAPE if dtype_name == "SHAPE" else DType[dtype_name]
-    np_type = np.dtype(np.int64) if dtype is DType.SHAPE else numpy_dtype(dtype)
-    if np_type is None:
-        raise ExprError(f"constants of {dtype_name} cannot be written")
-    exprs = value if isinstance(value, tuple) else (value,)
-    values = [v.evaluate(scope) for v in exprs]
-    flat: list[Any] = []
-    for v in values:
-        flat.extend(v if isinstance(v, tuple) else (v,))
-    dims = tuple(e.whole(scope) for e in shape) if shape is not None else (len(flat),)
-    count = math.prod(dims)
-    if len(flat) == 1 and count != 1:
-        flat = flat * count
-    if len(flat) != count:
-        raise ExprError(f"{len(flat)} values for shape {list(dims)}")
-    data = np.asarray(flat).astype(np_type).reshape(dims)
-    data.flags.writeable = False
-    return Tensor(name, dims, dtype, data=data, is_shape=dtype is DType.SHAPE)
+    data = build_constant(Constant(dtype_name, shape, value), dtype, scope)
+    return Tensor(name, data.shape, dtype, data=Data.of(data, dtype), is_shape=dtype is DType.SHAPE)
 
 
 # --- Kernel selection -------------------------------------------------------------------------
@@ -544,7 +536,7 @@ def _spec(
             (name, _define_text(e.evaluate(scope))) for name, e in kernel.shader.defines
         )
         sizes = kernel.global_size or kernel.workgroups or ()
-        xyz = [e.whole(scope, round_up=True) for e in sizes] + [1] * (3 - len(sizes))
+        xyz = [dispatch_size(e, scope) for e in sizes] + [1] * (3 - len(sizes))
     except ExprError as e:
         raise InputError(f"{e} ({entry.where(kernel.line).render()})", at) from None
     if any(n < 1 for n in xyz):
@@ -556,13 +548,7 @@ def _spec(
     shader = kernel.shader
     code: str | None = None
     spirv: bytes | None = None
-    try:
-        if shader.language == "SPIR-V":
-            spirv = shader.path.read_bytes()
-        else:
-            code = shader.path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read {shader.path.name}: {e}", at) from None
+    spirv, code = read_shader(kernel, at)
     resources = []
     for role, operands in (("input", entry.inputs), ("output", entry.outputs)):
         for i, name in enumerate(operands):
@@ -602,6 +588,25 @@ def _spec(
             + [(f"output_{i}", n) for i, n in enumerate(entry.outputs)]
         ),
     )
+
+
+def read_shader(kernel: Kernel, at: Location) -> tuple[bytes | None, str | None]:
+    """A library kernel's shader file: (SPIR-V, None) or (None, source text), read through
+    :func:`vgfc.files.open_input` (the file may have changed since the library was loaded)."""
+    from vgfc.files import read_input, read_text
+    from vgfc.limits import LIMITS
+
+    shader = kernel.shader
+    how: dict[str, Any] = {
+        "what": "shader",
+        "limit": LIMITS.shader_file_bytes_max,
+        "limit_name": "shader_file_bytes_max",
+        "shown": shader.path.name,
+        "where": at,
+    }
+    if shader.language == "SPIR-V":
+        return read_input(shader.path, **how), None
+    return None, read_text(shader.path, **how)
 
 
 def _define_text(value: Any) -> str:
@@ -788,7 +793,7 @@ def _added(
 def _shape_const(name: str, values: list[int]) -> Tensor:
     data = np.asarray(values, dtype=np.int64)
     data.flags.writeable = False
-    return Tensor(name, (len(values),), DType.SHAPE, data=data, is_shape=True)
+    return Tensor(name, (len(values),), DType.SHAPE, data=Data.of(data, DType.SHAPE), is_shape=True)
 
 
 def _scalar_const(name: str, dtype: DType) -> Tensor:
@@ -796,4 +801,4 @@ def _scalar_const(name: str, dtype: DType) -> Tensor:
     assert np_type is not None
     data = np.zeros((1,), dtype=np_type)
     data.flags.writeable = False
-    return Tensor(name, (1,), dtype, data=data)
+    return Tensor(name, (1,), dtype, data=Data.of(data, dtype))

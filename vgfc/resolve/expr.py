@@ -15,6 +15,13 @@ shape must come out whole or it is an error.
 
 Every name is checked when the library is loaded (:meth:`Expr.names` against what the entry
 defines), so a rule over an unknown dimension fails before any model is read.
+
+A library is untrusted, so evaluation is bounded (the limits are in :mod:`vgfc.limits`): every
+integer read or computed, intermediate values included, stays within ``expression_int_max``;
+every float is finite; ``**`` takes exponents up to ``expression_power_max`` and ``round`` at
+most that many digits (``round(N, -10**8)`` would compute a number of 10^8 digits); lists and
+strings stay within ``expression_items_max``. Beyond those an expression is an error, never a
+hang or a number the encoder cannot take.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Expr", "ExprError", "Value"]
+from vgfc.limits import LIMITS
+
+__all__ = ["Expr", "ExprError", "LimitError", "Value"]
 
 Value = Any
 """What an expression yields: an int, float, bool, str or a tuple of them."""
@@ -34,6 +43,11 @@ Value = Any
 
 class ExprError(ValueError):
     """An expression that does not parse or cannot be evaluated; the message says why."""
+
+
+class LimitError(ExprError):
+    """An expression that goes beyond a limit of :mod:`vgfc.limits` (a huge number, a power,
+    a round to too many digits): wrong whatever the model's shapes are."""
 
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
@@ -53,21 +67,36 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
 }
+_MAX_LENGTH = LIMITS.expression_length_max
+_MAX_POWER = LIMITS.expression_power_max
+_MAX_INT = LIMITS.expression_int_max
+"""Integers an expression may reach: far above any dimension, far below a slow big number."""
+_MAX_ITEMS = LIMITS.expression_items_max
+"""Elements a list an expression builds may have (a list parameter plus a few more)."""
+
+
+def _round(value: Any, digits: Any = None) -> Any:
+    """``round`` with ``digits`` bounded: ``round(N, -d)`` computes ``10**d``."""
+    if digits is not None:
+        if isinstance(digits, bool) or not isinstance(digits, int):
+            raise ExprError(f"round takes a whole number of digits, not {digits!r}")
+        if abs(digits) > _MAX_POWER:
+            raise LimitError(
+                f"round to {digits} digits: at most {_MAX_POWER} either way (expression_power_max)"
+            )
+        return round(value, digits)
+    return round(value)
+
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min,
     "max": max,
     "abs": abs,
     "ceil": math.ceil,
     "floor": math.floor,
-    "round": round,
+    "round": _round,
     "len": len,
 }
-_MAX_LENGTH = 500
-_MAX_POWER = 64
-_MAX_INT = 1 << 64
-"""Integers an expression may reach: far above any dimension, far below a slow big number."""
-_MAX_ITEMS = 4096
-"""Elements a list an expression builds may have (a list parameter plus a few more)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +113,11 @@ class Expr:
         """An expression from a library value: a number or bool stays itself, a string is
         parsed. Raises :class:`ExprError`."""
         if isinstance(source, bool | int | float):
-            return cls(str(source), None, source)
+            try:
+                _bounded(source)
+            except ExprError as e:
+                raise type(e)(f"{_shown(source)}: {e}") from None
+            return cls(_shown(source), None, source)
         if not isinstance(source, str):
             raise ExprError(f"expected a number or an expression, got {type(source).__name__}")
         if len(source) > _MAX_LENGTH:
@@ -112,11 +145,13 @@ class Expr:
         try:
             return _eval(self.tree, scope)
         except ExprError as e:
-            raise ExprError(f"'{self.text}': {e}") from None
+            raise type(e)(f"'{self.text}': {e}") from None
         except ZeroDivisionError:
             raise ExprError(f"'{self.text}' divides by zero") from None
-        except (TypeError, ValueError, OverflowError) as e:
-            raise ExprError(f"'{self.text}' cannot be evaluated: {e}") from None
+        except (TypeError, ValueError, OverflowError, RecursionError) as e:
+            from vgfc.limits import quote
+
+            raise ExprError(f"'{self.text}' cannot be evaluated: {quote(str(e), 200)}") from None
 
     def whole(self, scope: Mapping[str, Value], *, round_up: bool = False) -> int:
         """The value as an integer: fractions are rounded up with ``round_up``, an error
@@ -152,6 +187,10 @@ def _check(tree: ast.expr, source: str) -> None:
         elif isinstance(node, ast.Constant):
             if isinstance(node.value, complex | bytes) or node.value is None:
                 raise ExprError(f"'{source}': {node.value!r} is not a number or a string")
+            try:
+                _bounded(node.value)
+            except ExprError as e:
+                raise type(e)(f"'{source}': {e}") from None
         elif not isinstance(
             node,
             ast.BinOp
@@ -173,7 +212,33 @@ def _check(tree: ast.expr, source: str) -> None:
             raise ExprError(f"'{source}': the operator {type(node.op).__name__} is not allowed")
 
 
+def _shown(value: object) -> str:
+    """A literal for a message: a huge integer by its size, not its digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_INT:
+        return f"an integer of {value.bit_length()} bits"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _bounded(value: Value) -> Value:
+    """``value`` if it is within the limits; else :class:`ExprError`."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if abs(value) > _MAX_INT:
+            raise LimitError("a number beyond 2**64 (expression_int_max)")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise LimitError(f"{value} is not a finite number")
+    elif isinstance(value, tuple | str) and len(value) > _MAX_ITEMS:
+        raise LimitError(f"a list or string longer than {_MAX_ITEMS} (expression_items_max)")
+    return value
+
+
 def _eval(node: ast.expr, scope: Mapping[str, Value]) -> Value:
+    return _bounded(_eval_unbounded(node, scope))
+
+
+def _eval_unbounded(node: ast.expr, scope: Mapping[str, Value]) -> Value:
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
@@ -197,18 +262,25 @@ def _eval(node: ast.expr, scope: Mapping[str, Value]) -> Value:
     if isinstance(node, ast.BinOp):
         left, right = _eval(node.left, scope), _eval(node.right, scope)
         if isinstance(node.op, ast.Pow) and isinstance(right, int | float) and right > _MAX_POWER:
-            raise ExprError(f"a power above {_MAX_POWER} is not allowed")
+            raise LimitError(f"a power above {_MAX_POWER} is not allowed (expression_power_max)")
+        if (
+            isinstance(node.op, ast.Pow)
+            and isinstance(left, float | int)
+            and isinstance(right, int | float)
+            and right < -_MAX_POWER
+        ):
+            raise LimitError(f"a power below -{_MAX_POWER} is not allowed (expression_power_max)")
         if isinstance(left, str | tuple) or isinstance(right, str | tuple):
             if not (isinstance(node.op, ast.Add) and type(left) is type(right)):
                 raise ExprError("strings and lists can only be joined with +")
             if len(left) + len(right) > _MAX_ITEMS:
-                raise ExprError(f"a list or string longer than {_MAX_ITEMS}")
+                raise LimitError(f"a list or string longer than {_MAX_ITEMS}")
         for value in (left, right):
             if isinstance(value, int) and abs(value) > _MAX_INT:
-                raise ExprError("a number beyond 2**64")
+                raise LimitError("a number beyond 2**64 (expression_int_max)")
         result = _BINARY[type(node.op)](left, right)
         if isinstance(result, int) and abs(result) > _MAX_INT:
-            raise ExprError("the result goes beyond 2**64")
+            raise LimitError("the result goes beyond 2**64 (expression_int_max)")
         return result
     if isinstance(node, ast.UnaryOp):
         value = _eval(node.operand, scope)

@@ -10,11 +10,20 @@ Beyond the schema, everything that can be checked without a model is checked her
 ``vgfc kernels`` and the first compile fail the same way: every name an expression reads is a
 parameter, an operand or a dimension the entry defines; every operand has a resource; shader and
 include paths exist; a composed graph names only tensors it has and has no cycle (its ops are
-put in dependency order).
+put in dependency order), and each composed op is a TOSA operator with the inputs, outputs and
+attributes its instruction takes (:mod:`vgfc.resolve.compose_check`).
+
+A library is untrusted input, as a model is. It is read through :func:`vgfc.files.read_text`
+(a regular file of at most ``library_bytes_max`` bytes), and the YAML is held to the limits of
+:mod:`vgfc.limits` while it is parsed: nesting depth, values (aliases expanded, so an alias bomb
+is refused), and the length of numbers. Its shader files and include folders must lie inside the
+library's own folder or a folder the user names with ``-I`` (real paths compared, so neither
+``..`` nor a symlink leads out).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +32,7 @@ from typing import Any
 
 from vgfc.diagnostics import InputError, Location
 from vgfc.dtypes import DType
+from vgfc.limits import LIMITS, UINT32_MAX, quote
 from vgfc.resolve.expr import Expr, ExprError
 from vgfc.resolve.params import TYPES, Field, Params
 
@@ -39,6 +49,7 @@ __all__ = [
     "Resource",
     "Shader",
     "TensorRule",
+    "build_constant",
     "bundled_path",
     "load_libraries",
     "load_library",
@@ -60,8 +71,7 @@ DESCRIPTORS = {
     "combined_image_sampler": "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
     "tensor": "VK_DESCRIPTOR_TYPE_TENSOR_ARM",
 }
-MAX_LIBRARY_BYTES = 4 << 20
-_MAX_NODES = 200_000
+MAX_LIBRARY_BYTES = LIMITS.library_bytes_max
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,46 +197,51 @@ class Library:
         return self.entries.get((domain, name))
 
 
-def load_library(path: str | os.PathLike[str], shown: str | None = None) -> Library:
-    """Read, validate and check one library file. Raises :class:`InputError`."""
+def load_library(
+    path: str | os.PathLike[str],
+    shown: str | None = None,
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+) -> Library:
+    """Read, validate and check one library file. Raises :class:`InputError`.
+
+    ``include_dirs``: the folders the user names with ``-I``, where the library's shader files
+    and include folders may lie besides its own folder."""
     import yaml
 
+    from vgfc.files import read_text, shown_path
+
     file = Path(path)
-    shown = shown or str(path)
+    shown = shown or shown_path(path)
     where = Location(file=shown)
+    text = read_text(
+        file,
+        what="kernel library",
+        limit=LIMITS.library_bytes_max,
+        limit_name="library_bytes_max",
+        shown=shown,
+    )
     try:
-        size = file.stat().st_size
-        if size > MAX_LIBRARY_BYTES:
-            raise InputError(
-                f"{size} bytes, more than the {MAX_LIBRARY_BYTES} a kernel library may have",
-                where,
-            )
-        text = file.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read the kernel library: {e.strerror or e}", where) from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text: {e.reason} at byte {e.start}", where) from None
-    try:
-        loader = yaml.SafeLoader(text)
+        loader = _new_loader(text, shown)
         try:
             node = loader.get_single_node()
             if node is None:
                 raise InputError("empty: a kernel library needs vgfc_kernels and operators", where)
-            _count_nodes(node)
+            _count_nodes(node, shown)
             data = loader.construct_document(node)
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as e:
         line = e.problem_mark.line + 1 if e.problem_mark else 0
         raise InputError(
-            f"not valid YAML: {e.problem or e.context}", Location(file=f"{shown}:{line}")
+            f"not valid YAML: {quote(e.problem or e.context, 200)}",
+            Location(file=f"{shown}:{line}"),
         ) from None
     except yaml.YAMLError as e:
-        raise InputError(f"not valid YAML: {e}", where) from None
+        raise InputError(f"not valid YAML: {quote(str(e), 200)}", where) from None
     lines = _Lines(node)
     _validate(data, lines, shown)
     library = Library(file.resolve(), shown, str(data.get("name") or file.stem))
-    reader = _Reader(library, data, lines)
+    reader = _Reader(library, data, lines, include_dirs)
     for i, raw in enumerate(data["operators"]):
         entry = reader.entry(i, raw)
         key = (entry.domain, entry.name)
@@ -239,8 +254,78 @@ def load_library(path: str | os.PathLike[str], shown: str | None = None) -> Libr
     return library
 
 
-def _count_nodes(node: Any) -> None:
-    """Refuse alias bombs: a document whose expansion visits too many nodes."""
+def _yaml_loader() -> type:
+    """PyYAML's safe loader held to the limits while it composes and constructs."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def __init__(self, text: str, shown: str) -> None:
+            super().__init__(text)
+            self.shown = shown
+            self.depth = 0
+            self.nodes = 0
+
+        def fail(self, message: str, mark: Any) -> InputError:
+            line = mark.line + 1 if mark is not None else 0
+            return InputError(message, Location(file=f"{self.shown}:{line}"))
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            # Composing recurses once per level: the depth is checked before it goes deeper.
+            if not self.check_event(yaml.AliasEvent):
+                self.nodes += 1
+                if self.nodes > LIMITS.yaml_nodes_max:
+                    raise self.fail(
+                        f"more than {LIMITS.yaml_nodes_max} values (yaml_nodes_max)",
+                        self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                    )
+            self.depth += 1
+            try:
+                if self.depth > LIMITS.yaml_depth_max:
+                    raise self.fail(
+                        f"lists and maps nested more than {LIMITS.yaml_depth_max} deep "
+                        "(yaml_depth_max)",
+                        self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            if len(node.value) > LIMITS.yaml_scalar_length_max:
+                raise self.fail(
+                    f"a number of {len(node.value)} characters, more than the "
+                    f"{LIMITS.yaml_scalar_length_max} one may have (yaml_scalar_length_max)",
+                    node.start_mark,
+                )
+            return super().construct_yaml_int(node)
+
+        def construct_yaml_float(self, node: Any) -> Any:
+            if len(node.value) > LIMITS.yaml_scalar_length_max:
+                raise self.fail(
+                    f"a number of {len(node.value)} characters, more than the "
+                    f"{LIMITS.yaml_scalar_length_max} one may have (yaml_scalar_length_max)",
+                    node.start_mark,
+                )
+            return super().construct_yaml_float(node)
+
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
+    Loader.add_constructor("tag:yaml.org,2002:float", Loader.construct_yaml_float)
+    return Loader
+
+
+def _new_loader(text: str, shown: str) -> Any:
+    """A loader of ``text`` (the class is built on first use: PyYAML is imported then)."""
+    global _LOADER
+    if _LOADER is None:
+        _LOADER = _yaml_loader()
+    return _LOADER(text, shown)
+
+
+_LOADER: type | None = None
+
+
+def _count_nodes(node: Any, shown: str) -> None:
+    """Refuse alias bombs: a document whose expansion visits too many values."""
     import yaml
 
     seen = 0
@@ -248,9 +333,11 @@ def _count_nodes(node: Any) -> None:
     while stack:
         n = stack.pop()
         seen += 1
-        if seen > _MAX_NODES:
+        if seen > LIMITS.yaml_nodes_max:
             raise InputError(
-                f"the document expands to more than {_MAX_NODES} values (aliases?)", Location()
+                f"the document expands to more than {LIMITS.yaml_nodes_max} values through "
+                "its aliases (yaml_nodes_max)",
+                Location(file=shown),
             )
         if isinstance(n, yaml.MappingNode):
             for k, v in n.value:
@@ -349,7 +436,13 @@ def _path_text(data: Any, path: Sequence[Any]) -> str:
 class _Reader:
     """Turns validated data into entries, checking what the schema cannot."""
 
-    def __init__(self, library: Library, data: dict[str, Any], lines: _Lines) -> None:
+    def __init__(
+        self,
+        library: Library,
+        data: dict[str, Any],
+        lines: _Lines,
+        include_dirs: Sequence[str | os.PathLike[str]] = (),
+    ) -> None:
         self.library = library
         self.data = data
         self.lines = lines
@@ -360,6 +453,9 @@ class _Reader:
             k: tuple(vs) for k, vs in (data.get("layout_alias") or {}).items()
         }
         self.base = library.path.parent
+        # Where the library's files may be: its own folder and the user's -I folders, as real
+        # paths (the library's path is resolved already).
+        self.roots = (str(self.base), *(os.path.realpath(d) for d in include_dirs))
 
     def fail(self, message: str, path: Sequence[Any]) -> InputError:
         where = Location(
@@ -465,13 +561,20 @@ class _Reader:
             e = Expr.parse(value)
         except ExprError as err:
             raise self.fail(str(err), at) from None
-        unknown = sorted(e.names() - known)
+        names = e.names()
+        unknown = sorted(names - known)
         if unknown:
             raise self.fail(
                 f"'{e.text}' reads {unknown[0]!r}, which is no parameter, operand or dimension "
                 f"here (known: {', '.join(sorted(known))})",
                 at,
             )
+        if e.tree is not None and not names:
+            # It reads nothing: what it gives (or the limit it breaks) is known now.
+            try:
+                e.evaluate({})
+            except ExprError as err:
+                raise self.fail(str(err), at) from None
         return e
 
     def rule(
@@ -591,6 +694,12 @@ class _Reader:
         sizes = tuple(
             self.expr(v, known, [*at, "dispatch", key, k]) for k, v in enumerate(dispatch[key])
         )
+        for k, e in enumerate(sizes):
+            if not e.names():
+                try:
+                    dispatch_size(e, {})
+                except ExprError as err:
+                    raise self.fail(str(err), [*at, "dispatch", key, k]) from None
         return Kernel(
             name=raw.get("name") or f"kernel {j}",
             arg_meta=self.arg_meta(raw.get("arg_meta"), operands, [*at, "arg_meta"]),
@@ -617,11 +726,45 @@ class _Reader:
         return frozenset(raw)
 
     def path(self, raw: str, at: list[Any], *, is_dir: bool) -> Path:
-        path = (self.base / raw).resolve()
-        ok = path.is_dir() if is_dir else path.is_file()
-        if not ok:
-            what = "folder" if is_dir else "file"
-            raise self.fail(f"no such {what}: {raw} (relative to the library)", at)
+        """``raw`` (relative to the library) as a real path inside the library's folder or an
+        ``-I`` folder, checked to be a folder or a regular file of a shader's size. Nothing of
+        a refused file is read."""
+        import stat
+
+        what = "folder" if is_dir else "file"
+        if "\0" in raw:
+            raise self.fail(f"the {what} name holds a NUL byte", at)
+        path = Path(os.path.realpath(self.base / raw))
+        if not _inside(str(path), self.roots):
+            raise self.fail(
+                f"'{quote(raw)}' lies outside the library's folder (and the -I folders): a "
+                "library reads only files in its own folder",
+                at,
+            )
+        try:
+            info = os.stat(path)
+        except OSError as e:
+            from vgfc.files import _reason
+
+            if e.errno == errno.ENOENT:
+                raise self.fail(
+                    f"no such {what}: {quote(raw)} (relative to the library)", at
+                ) from None
+            raise self.fail(f"{quote(raw)}: {_reason(e)}", at) from None
+        if is_dir:
+            if not stat.S_ISDIR(info.st_mode):
+                raise self.fail(f"{quote(raw)}: not a folder (relative to the library)", at)
+            return path
+        if not stat.S_ISREG(info.st_mode):
+            from vgfc.files import _kind
+
+            raise self.fail(f"{quote(raw)}: {_kind(info.st_mode)}, not a regular file", at)
+        if info.st_size > LIMITS.shader_file_bytes_max:
+            raise self.fail(
+                f"{quote(raw)}: {info.st_size} bytes, more than the "
+                f"{LIMITS.shader_file_bytes_max} a shader file may have (shader_file_bytes_max)",
+                at,
+            )
         return path
 
     def compose(
@@ -641,7 +784,14 @@ class _Reader:
                 )
             known_dtype = c["dtype"] == "SHAPE" or c["dtype"] in DType.__members__
             if not known_dtype and c["dtype"] not in operands:
-                raise self.fail(f"unknown dtype '{c['dtype']}'", [*at, "constants", name, "dtype"])
+                raise self.fail(
+                    f"unknown dtype '{quote(c['dtype'])}'", [*at, "constants", name, "dtype"]
+                )
+            if known_dtype and _array_type(_dtype(c["dtype"])) is None:
+                raise self.fail(
+                    f"constants of {c['dtype']} cannot be written",
+                    [*at, "constants", name, "dtype"],
+                )
             value = c["value"]
             if isinstance(value, list):
                 parsed: Expr | tuple[Expr, ...] = tuple(
@@ -658,7 +808,12 @@ class _Reader:
                 if "shape" in c
                 else None
             )
-            constants[name] = Constant(c["dtype"], shape, parsed)
+            constant = Constant(c["dtype"], shape, parsed)
+            try:
+                _check_literals(constant)
+            except ExprError as e:
+                raise self.fail(str(e), [*at, "constants", name]) from None
+            constants[name] = constant
         tensors = {}
         for name, rule in (raw.get("tensors") or {}).items():
             if name in graph_names or name in constants:
@@ -699,6 +854,9 @@ class _Reader:
         missing = [name for name in outputs if name not in produced]
         if missing:
             raise self.fail(f"no op writes the output '{missing[0]}'", [*at, "ops"])
+        from vgfc.resolve.compose_check import check_compose_ops
+
+        check_compose_ops(ops, self.fail, [*at, "ops"])
         order = self.order(ops, produced, at)
         return Compose(tuple(ops[k] for k in order), constants, tensors)
 
@@ -710,26 +868,171 @@ class _Reader:
         return self.expr(value, known, at)
 
     def order(self, ops: list[ComposeOp], produced: dict[str, int], at: list[Any]) -> list[int]:
+        """The ops in dependency order (each after the ops whose results it reads), or the
+        cycle they form. Without recursion: a chain of thousands of ops is a long loop."""
         deps = [sorted({produced[n] for n in o.inputs if n in produced}) for o in ops]
         state = [0] * len(ops)  # 0 new, 1 on the path, 2 done
         order: list[int] = []
-
-        def visit(k: int, path: list[int]) -> None:
-            if state[k] == 2:
-                return
-            if state[k] == 1:
-                cycle = [*path[path.index(k) :], k]
-                text = " -> ".join(f"op {c} ({ops[c].op})" for c in cycle)
-                raise self.fail(f"the composed ops form a cycle: {text}", [*at, "ops", k])
-            state[k] = 1
-            for d in deps[k]:
-                visit(d, [*path, k])
-            state[k] = 2
-            order.append(k)
-
-        for k in range(len(ops)):
-            visit(k, [])
+        for start in range(len(ops)):
+            if state[start]:
+                continue
+            state[start] = 1
+            path = [start]
+            pending = [iter(deps[start])]
+            while pending:
+                for d in pending[-1]:
+                    if state[d] == 1:
+                        cycle = [*path[path.index(d) :], d]
+                        text = " -> ".join(f"op {c} ({ops[c].op})" for c in cycle)
+                        raise self.fail(f"the composed ops form a cycle: {text}", [*at, "ops", d])
+                    if state[d] == 0:
+                        state[d] = 1
+                        path.append(d)
+                        pending.append(iter(deps[d]))
+                        break
+                else:
+                    done = path.pop()
+                    pending.pop()
+                    state[done] = 2
+                    order.append(done)
         return order
+
+
+def dispatch_size(e: Expr, scope: Mapping[str, Any]) -> int:
+    """A dispatch size (``global`` or ``workgroups``) under ``scope``: rounded up, from 1 to
+    2^32 - 1 (``vkCmdDispatch`` and invocation ids are uint32). Raises :class:`ExprError`."""
+    value = e.whole(scope, round_up=True)
+    if not 1 <= value <= UINT32_MAX:
+        raise ExprError(
+            f"'{e.text}' gives a dispatch size of {value}: it must be from 1 to {UINT32_MAX}"
+        )
+    return value
+
+
+def _dtype(name: str) -> DType:
+    return DType.SHAPE if name == "SHAPE" else DType[name]
+
+
+def _array_type(dtype: DType) -> Any:
+    """The numpy type constants of ``dtype`` are built in; ``None`` for packed types."""
+    import numpy as np
+
+    from vgfc.dtypes import numpy_dtype
+
+    return np.dtype(np.int64) if dtype is DType.SHAPE else numpy_dtype(dtype)
+
+
+def _check_dims(dims: Sequence[int]) -> int:
+    """The element count of a constant of shape ``dims``, within the limits."""
+    import math
+
+    if len(dims) > LIMITS.rank_max:
+        raise ExprError(f"a shape of {len(dims)} dimensions, more than {LIMITS.rank_max}")
+    for d in dims:
+        if d < 1:
+            raise ExprError(f"shape {list(dims)}: every dimension must be at least 1")
+        if d > LIMITS.compose_constant_elements_max:
+            break
+    else:
+        count = math.prod(dims)
+        if count <= LIMITS.compose_constant_elements_max:
+            return count
+    raise ExprError(
+        f"shape {quote(list(dims))} has more than the {LIMITS.compose_constant_elements_max} "
+        "elements a composed op's constant may have (compose_constant_elements_max)"
+    )
+
+
+def _check_value(value: Any, dtype: DType) -> None:
+    """Refuse a value the constant's element type cannot hold: not a number, NaN or infinity
+    for an integer type, a fraction for an integer type, a number out of the type's range."""
+    import math
+
+    import numpy as np
+
+    if isinstance(value, bool):
+        return
+    if not isinstance(value, int | float):
+        raise ExprError(f"{quote(value)} is not a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExprError(f"{value} is not a finite number")
+    if dtype.is_float:
+        top = float(np.finfo(_array_type(dtype)).max)
+        if abs(value) > top:
+            raise ExprError(f"{value} does not fit in {dtype.value} (at most {top:g})")
+        return
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ExprError(f"{value} is not a whole number, and the constant is {dtype.value}")
+        value = int(value)
+    if dtype is DType.BOOL:
+        low, high = 0, 1
+    else:
+        bits = 64 if dtype is DType.SHAPE else dtype.storage_bits
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if not low <= value <= high:
+        raise ExprError(f"{value} does not fit in {dtype.value} ({low} to {high})")
+
+
+def _check_literals(constant: Constant) -> None:
+    """What a constant's literal shape and values already break, before any model."""
+    exprs = constant.value if isinstance(constant.value, tuple) else (constant.value,)
+    if len(exprs) > LIMITS.compose_constant_elements_max:
+        raise ExprError(
+            f"more than the {LIMITS.compose_constant_elements_max} values a composed op's "
+            "constant may have (compose_constant_elements_max)"
+        )
+    if constant.shape is not None and not any(e.names() for e in constant.shape):
+        _check_dims([e.whole({}) for e in constant.shape])
+    if constant.dtype == "SHAPE" or constant.dtype in DType.__members__:
+        dtype = _dtype(constant.dtype)
+        for e in exprs:
+            if not e.names():
+                value = e.evaluate({})
+                for item in value if isinstance(value, tuple) else (value,):
+                    _check_value(item, dtype)
+
+
+def build_constant(constant: Constant, dtype: DType, scope: Mapping[str, Any]) -> Any:
+    """A composed op's constant as a read-only numpy array of its shape and ``dtype`` (the
+    constant's own, or its operand's), its expressions evaluated under ``scope``. One value
+    fills every element. Raises :class:`ExprError` for a shape or a value out of range."""
+    import numpy as np
+
+    array_type = _array_type(dtype)
+    if array_type is None:
+        raise ExprError(f"constants of {dtype.value} cannot be written")
+    exprs = constant.value if isinstance(constant.value, tuple) else (constant.value,)
+    flat: list[Any] = []
+    for e in exprs:
+        value = e.evaluate(scope)
+        items = value if isinstance(value, tuple) else (value,)
+        if len(flat) + len(items) > LIMITS.compose_constant_elements_max:
+            raise ExprError(
+                f"more than the {LIMITS.compose_constant_elements_max} values a composed op's "
+                "constant may have (compose_constant_elements_max)"
+            )
+        flat.extend(items)
+    if constant.shape is not None:
+        dims = tuple(e.whole(scope) for e in constant.shape)
+    else:
+        dims = (len(flat),)
+    count = _check_dims(dims)
+    for value in flat:
+        _check_value(value, dtype)
+    if len(flat) == 1 and count != 1:
+        data = np.full(dims, flat[0], dtype=array_type)
+    elif len(flat) != count:
+        raise ExprError(f"{len(flat)} values for shape {list(dims)}")
+    else:
+        data = np.asarray(flat).astype(array_type).reshape(dims)
+    data.flags.writeable = False
+    return data
+
+
+def _inside(path: str, roots: Sequence[str]) -> bool:
+    """``path`` is one of ``roots`` or lies under one (all real paths)."""
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
 def iter_entries(libraries: Sequence[Library]) -> Iterator[Entry]:
@@ -742,13 +1045,17 @@ def bundled_path(name: str) -> Path:
     return Path(__file__).resolve().parent.parent / "kernels" / name / f"{name}.yaml"
 
 
-def load_libraries(specs: Sequence[str | os.PathLike[str]]) -> tuple[Library, ...]:
-    """Each ``--kernels`` value: a bundled library's name or a file. Raises InputError."""
+def load_libraries(
+    specs: Sequence[str | os.PathLike[str]],
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+) -> tuple[Library, ...]:
+    """Each ``--kernels`` value: a bundled library's name or a file. ``include_dirs``: the
+    user's ``-I`` folders (see :func:`load_library`). Raises InputError."""
     out = []
     for spec in specs:
         text = os.fspath(spec)
         if text in BUNDLED and not Path(text).exists():
-            out.append(load_library(bundled_path(text), shown=text))
+            out.append(load_library(bundled_path(text), text, include_dirs))
         else:
-            out.append(load_library(text))
+            out.append(load_library(text, include_dirs=include_dirs))
     return tuple(out)

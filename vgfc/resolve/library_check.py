@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from vgfc.diagnostics import Diagnostic, Location, VgfcError
-from vgfc.resolve.expr import ExprError
-from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, Library
+from vgfc.diagnostics import Diagnostic, Location, Severity, VgfcError
+from vgfc.resolve.expr import ExprError, LimitError
+from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, Library, dispatch_size
 
 __all__ = ["KernelCheck", "check_library"]
 
@@ -41,7 +41,13 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
     :class:`~vgfc.shader.glslang.CompileOptions`."""
     for entry in library.entries.values():
         if entry.compose is not None:
-            yield KernelCheck(entry, None, None, None)
+            problem = _check_compose(entry)
+            error = None
+            if problem is not None:
+                at = entry.where()
+                where = Location(file=at.file, key=f"{entry.label}: compose: {problem[0]}")
+                error = Diagnostic(Severity.ERROR, problem[1], where)
+            yield KernelCheck(entry, None, None, error)
             continue
         for kernel in entry.kernels:
             try:
@@ -55,6 +61,53 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
                 )
                 continue
             yield KernelCheck(entry, kernel, local, None)
+
+
+def _check_compose(entry: Entry) -> tuple[str, str] | None:
+    """(key, message) for the first constant or attribute of a composed entry that cannot be
+    built with the example's (or default) shapes and parameters: a value out of its type's
+    range, NaN into an integer type, a shape too large, an attribute of the wrong kind."""
+    from vgfc.dtypes import DType
+    from vgfc.resolve.compose_check import kind_problem
+    from vgfc.resolve.library import build_constant
+    from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, signature
+
+    compose = entry.compose
+    assert compose is not None
+    scope = _sample_scope(entry)
+    for name, constant in compose.constants.items():
+        dtype = DType.SHAPE if constant.dtype == "SHAPE" else DType.__members__.get(constant.dtype)
+        try:
+            build_constant(constant, dtype or DType.FP32, scope)
+        except ExprError as e:
+            return f"constants.{name}", str(e)
+    for k, op in enumerate(compose.ops):
+        if op.op not in TOSA_LOWERINGS:
+            continue
+        kinds = signature(op.op).attributes
+        for key, value in op.attrs.items():
+            try:
+                evaluated = _evaluated(value, scope)
+            except ExprError as e:
+                return f"ops[{k}].attrs.{key}", str(e)
+            problem = kind_problem(evaluated, kinds[key]) if key in kinds else None
+            if problem:
+                return f"ops[{k}].attrs.{key}", f"{op.op} {key}: {problem}"
+    return None
+
+
+def _evaluated(value: Any, scope: dict[str, Any]) -> Any:
+    """An attribute's value as the expansion computes it (expressions evaluated)."""
+    from vgfc.resolve.expr import Expr
+
+    if isinstance(value, tuple):
+        return tuple(_evaluated(v, scope) for v in value)
+    if isinstance(value, Expr):
+        out = value.evaluate(scope)
+        if isinstance(out, float) and out.is_integer() and value.tree is not None:
+            out = int(out)
+        return Expr(repr(out), None, out)
+    return value
 
 
 def _sample_scope(entry: Entry) -> dict[str, Any]:
@@ -88,7 +141,7 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
 
     from vgfc.diagnostics import ShaderError
     from vgfc.lower.shader import KIND_OF_DESCRIPTOR
-    from vgfc.resolve.bind import _define_text
+    from vgfc.resolve.bind import _define_text, read_shader
     from vgfc.shader.glslang import CompileOptions, Language, compile_shader
     from vgfc.spirv.reflect import reflect
     from vgfc.spirv.spirv_tools import validate
@@ -100,17 +153,20 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
     for name, expr in shader.defines:
         try:
             defines.append((name, _define_text(expr.evaluate(scope))))
+        except LimitError as e:  # wrong whatever the shapes are
+            raise ShaderError(f"defines.{name}: {e}") from None
         except ExprError:
             defines.append((name, "1"))
-    if shader.language == "SPIR-V":
-        spirv = shader.path.read_bytes()
+    binary, code = read_shader(kernel, Location())
+    if binary is not None:
+        spirv = binary
     else:
+        assert code is not None
         opts = dataclasses.replace(
             options,
             defines=tuple(defines) + options.defines,
             include_dirs=tuple(str(d) for d in shader.include_dirs) + options.include_dirs,
         )
-        code = shader.path.read_text(encoding="utf-8")
         spirv = compile_shader(code, Language(shader.language), shader.entry_point, opts)
     validate(spirv, options.target_env)
     info = reflect(spirv, shader.entry_point)
@@ -155,8 +211,8 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
             "values for kernels, pass parameters as defines"
         )
     try:
-        for e in kernel.global_size or kernel.workgroups or ():
-            e.whole(scope, round_up=True)
+        for size in kernel.global_size or kernel.workgroups or ():
+            dispatch_size(size, scope)
     except ExprError as e:
         raise ShaderError(f"dispatch: {e}") from None
     return info.local_size

@@ -299,7 +299,9 @@ def independent_outputs(
             for op in graph.operators
         ]
     data = model.read_bytes()
-    values: dict[str, Array] = {n: t.data for n, t in graph.tensors.items() if t.data is not None}
+    values: dict[str, Array] = {
+        n: t.data.array for n, t in graph.tensors.items() if t.data is not None
+    }
     values.update(inputs)
     unknown: dict[str, int] = {}  # value -> the unverified op it comes from
     checks: dict[int, OpCheck] = {}

@@ -51,7 +51,7 @@ def _block(data: bytes) -> _Block:
     ops_at, tensors_at, _, _, shapes_at = buf.fields(block, layouts["TosaBasicBlock"])
     (name_voffset,) = _name_voffset()
     tensors = _named(buf, buf.offsets(block + tensors_at) if tensors_at else [], name_voffset)
-    shape_name = schema().fields["TosaShape.Name"].voffset
+    shape_name = schema().voffsets["TosaShape"][0]  # Name, Rank, DataAsNumpy
     shapes = _named(buf, buf.offsets(block + shapes_at) if shapes_at else [], shape_name)
     return _Block(
         buf.table(root + version_at) if version_at else None,
@@ -73,7 +73,7 @@ def _named(buf: Buffer, tables: list[int], voffset: int) -> dict[str, int]:
 def _name_voffset() -> tuple[int]:
     from vgfc.read.schema import schema
 
-    return (schema().fields["TosaTensor.Name"].voffset,)
+    return (schema().voffsets["TosaTensor"][0],)  # Name first (vgfc.read.spec.STRUCTURE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +157,7 @@ def cut(
     import tosa.TosaGraph
     import tosa.TosaRegion
 
-    from vgfc.read.schema import field
+    from vgfc.read.spec import field
 
     voffset = {
         name: field(cls, method).voffset

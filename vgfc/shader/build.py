@@ -273,10 +273,10 @@ _POOL_LOCK = threading.Lock()
 def _workers(n: int) -> list[Worker | None]:
     """``n`` bounded workers: glslang's own (``None``) and ``n - 1`` more, kept for the next
     call (each starts on first use and ends with this process)."""
+    if n < 1:
+        return []  # every shader was in the cache: glslang is not even imported
     from vgfc.shader.glslang import new_worker
 
-    if n < 1:
-        return []
     with _POOL_LOCK:
         while len(_POOL) < n - 1:
             _POOL.append(new_worker())

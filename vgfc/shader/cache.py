@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import struct
 import sys
 import sysconfig
@@ -139,22 +140,71 @@ def _folder() -> str:
     return os.path.join(root, "shaders")
 
 
+ENTRY_BYTES_MAX = 64 << 20
+"""Largest cache entry read: a module's SPIR-V (at most the 3 MiB base64 ``shader_code`` holds,
+or what glslang makes of 4 MiB of source) and its reflection take far less."""
+
+
 def load(request: ShaderRequest, folder: Path | None = None) -> CompiledShader | None:
     """The cached result for ``request``, or ``None`` (missing, stale or corrupt entry).
     ``folder``: :func:`cache_dir`, from a caller that looks up many shaders (finding the user
-    cache folder takes longer than reading an entry)."""
+    cache folder takes longer than reading an entry).
+
+    An entry is read like any input: a regular file of at most :data:`ENTRY_BYTES_MAX`, never
+    through a symbolic link, never a FIFO or device (which could block or never end). Anything
+    else where an entry belongs is removed, so the compile that misses stores a good one."""
     key = _key(request)
     path = _entry(key, folder)
+    found = _read_entry(path)
+    if found is None:
+        return None
+    data, modified = found
+    compiled = _decode(data, key)
+    if compiled is not None and time.time() - modified > _TOUCH_AFTER:
+        _touch(path)
+    return compiled
+
+
+def _read_entry(path: str) -> tuple[bytes, float] | None:
+    """The bytes and modification time of the entry at ``path``; ``None`` when there is none,
+    and after removing what stands there if it is not a regular file of a sane size."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-            modified = os.fstat(f.fileno()).st_mtime
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError:  # a symbolic link (ELOOP), or unreadable: not an entry vgfc wrote
+        _remove(path)
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > ENTRY_BYTES_MAX:
+            _remove(path)
+            return None
+        data = _read_all(fd, info.st_size)
     except OSError:
         return None
-    found = _decode(data, key)
-    if found is not None and time.time() - modified > _TOUCH_AFTER:
-        _touch(path)
-    return found
+    finally:
+        os.close(fd)
+    return data, info.st_mtime
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """At most ``size`` bytes from ``fd`` (a file that grows meanwhile is not read further)."""
+    chunks = []
+    left = size
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _remove(path: str) -> None:
+    """Remove what stands where an entry belongs (a directory, which no entry is, is left)."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 _TOUCH_AFTER = 86400.0
@@ -177,12 +227,19 @@ def store(
     # One temporary name per process and thread: each writes one entry at a time.
     folder = os.path.dirname(path)
     tmp = os.path.join(folder, f".tmp-{os.getpid()}-{threading.get_ident()}")
+    # Never through a symbolic link: the layout folder and the temporary file are the cache's
+    # own, and one planted there must not send the write elsewhere.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     with contextlib.suppress(OSError):
+        if os.path.islink(folder):
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)  # left by a process of this number that was killed
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = os.open(tmp, flags, 0o644)
         except FileNotFoundError:
             os.makedirs(folder, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = os.open(tmp, flags, 0o644)
         try:
             try:
                 view = memoryview(data)
@@ -291,14 +348,23 @@ def _decode(data: bytes, key: str) -> CompiledShader | None:
 
 
 def _still(path: str, sha: str | None) -> bool:
-    """Whether the includer would find what it found when the entry was made."""
+    """Whether the includer would find what it found when the entry was made (an include that
+    is no longer a regular file of a sane size is a change: the entry is not used)."""
     if sha is None:
         return not os.path.isfile(path)
     try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest() == sha
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > ENTRY_BYTES_MAX:
+            return False
+        return hashlib.sha256(_read_all(fd, info.st_size)).hexdigest() == sha
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 _BINDING_FIELDS = tuple(f.name for f in dataclasses.fields(ResourceBinding))
@@ -409,27 +475,35 @@ class Usage:
 
 def _files() -> list[tuple[Path, bool]]:
     """Every file of the cache and whether a compile can use it. Only names the cache itself
-    writes are listed, so that a cache folder pointed at the wrong place loses nothing else."""
+    writes are listed, and only below the cache folder: a layout folder that is a symbolic link
+    is not followed, so that a cache folder pointed at the wrong place, or a link planted in it,
+    loses nothing else. A folder that cannot be listed raises ``OSError``."""
     folder = cache_dir()
     found: list[tuple[Path, bool]] = []
-    with contextlib.suppress(OSError):
-        for sub in folder.iterdir():
-            if not (sub.is_dir() and _FORMAT_DIR.fullmatch(sub.name)):
-                continue
-            current = sub.name == f"v{FORMAT}"
-            for path in sub.iterdir():
-                if _ENTRY_NAME.fullmatch(path.name) and path.is_file():
-                    found.append((path, current and not path.name.startswith(".")))
+    try:
+        subs = list(os.scandir(folder))
+    except FileNotFoundError:
+        return found
+    for sub in subs:
+        if not (sub.is_dir(follow_symlinks=False) and _FORMAT_DIR.fullmatch(sub.name)):
+            continue
+        current = sub.name == f"v{FORMAT}"
+        for entry in os.scandir(sub.path):
+            # Links and special files of entries' names are listed too (a compile removes
+            # them when it meets them): clearing removes the names, never what they point at.
+            if _ENTRY_NAME.fullmatch(entry.name) and not entry.is_dir(follow_symlinks=False):
+                usable = current and not entry.name.startswith(".")
+                found.append((Path(entry.path), usable and entry.is_file(follow_symlinks=False)))
     return found
 
 
 def usage() -> Usage:
-    """Count and size the cache's files."""
+    """Count and size the cache's files. Raises ``OSError`` when the folder cannot be read."""
     entries = stale = size = 0
     oldest: float | None = None
     for path, usable in _files():
         try:
-            info = path.stat()
+            info = path.lstat()
         except OSError:
             continue
         size += info.st_size
@@ -441,25 +515,45 @@ def usage() -> Usage:
     return Usage(cache_dir(), entries, size, stale, oldest)
 
 
-def clear(older_than: float | None = None) -> tuple[int, int]:
+@dataclass(frozen=True, slots=True)
+class Cleared:
+    """What :func:`clear` did."""
+
+    removed: int
+    freed: int
+    """Bytes of the files removed."""
+    failed: tuple[tuple[Path, str], ...] = ()
+    """Files that could not be removed, and why."""
+
+
+def clear(older_than: float | None = None) -> Cleared:
     """Remove the cache's files (with ``older_than``, only entries not stored or used for that
-    many seconds; stale files go either way). Returns how many files went and their bytes. Safe
-    while compiles run: a removed entry is a miss for them, rebuilt and stored again."""
+    many seconds; stale files go either way), never anything outside the cache folder. Safe
+    while compiles run: a removed entry is a miss for them, rebuilt and stored again. Raises
+    ``OSError`` when the folder cannot be read."""
     cutoff = None if older_than is None else time.time() - older_than
     removed = freed = 0
+    failed: list[tuple[Path, str]] = []
     for path, usable in _files():
         try:
-            info = path.stat()
+            info = path.lstat()
             if usable and cutoff is not None and info.st_mtime >= cutoff:
                 continue
             path.unlink()
-        except OSError:
+        except FileNotFoundError:
+            continue  # a concurrent clear or compile was first
+        except OSError as e:
+            failed.append((path, e.strerror or type(e).__name__))
             continue
         removed += 1
         freed += info.st_size
     with contextlib.suppress(OSError):
-        for sub in cache_dir().iterdir():
-            if sub.is_dir() and _FORMAT_DIR.fullmatch(sub.name) and sub.name != f"v{FORMAT}":
+        for sub in os.scandir(cache_dir()):
+            if (
+                sub.is_dir(follow_symlinks=False)
+                and _FORMAT_DIR.fullmatch(sub.name)
+                and sub.name != f"v{FORMAT}"
+            ):
                 with contextlib.suppress(OSError):
-                    sub.rmdir()  # an older layout's folder, once empty
-    return removed, freed
+                    os.rmdir(sub.path)  # an older layout's folder, once empty
+    return Cleared(removed, freed, tuple(failed))

@@ -166,7 +166,7 @@ def split_validation(message: str, instruction: int, spirv: bytes) -> Validation
 
 def _instructions(spirv: bytes) -> list[tuple[int, int]]:
     """(word offset, word count) of each instruction, up to the first malformed one."""
-    from vgfc.spirv.spirv_tools import words_of
+    from vgfc.spirv.binary import words_of
 
     words = words_of(spirv)
     out, index = [], 5
@@ -181,7 +181,7 @@ def _instructions(spirv: bytes) -> list[tuple[int, int]]:
 
 def opcode_at(spirv: bytes, instruction: int) -> int | None:
     """The opcode of instruction number ``instruction`` (1-based), if the module has it."""
-    from vgfc.spirv.spirv_tools import words_of
+    from vgfc.spirv.binary import words_of
 
     found = _instructions(spirv)
     if not 0 < instruction <= len(found):
@@ -210,8 +210,8 @@ def _disassemble_one(spirv: bytes, instruction: int) -> str | None:
 def line_of(spirv: bytes, instruction: int) -> int | None:
     """The source line the ``OpLine`` covering instruction number ``instruction`` gives, when
     it is a line of the main source (``OpSource``'s file), not of an included file."""
+    from vgfc.spirv.binary import words_of
     from vgfc.spirv.grammar import opcode
-    from vgfc.spirv.spirv_tools import words_of
 
     op_line, op_no_line = opcode("OpLine"), opcode("OpNoLine")
     op_source, op_label, op_end = opcode("OpSource"), opcode("OpLabel"), opcode("OpFunctionEnd")

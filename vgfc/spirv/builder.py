@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Union
 
 from vgfc.diagnostics import InternalError
-from vgfc.spirv.grammar import core_grammar, enumerant, opcode
+from vgfc.spirv.grammar import enumerant, min_words, opcode
 
 __all__ = ["MAGIC", "ModuleBuilder", "Operand", "Section"]
 
@@ -57,8 +57,7 @@ def _string_words(text: str) -> list[int]:
 def _layout(opname: str) -> tuple[int, int]:
     """The opcode of ``opname`` and the fewest words an instruction of it takes (each
     instruction costs two grammar lookups otherwise, and a graph emits one per operator)."""
-    code = opcode(opname)
-    return code, core_grammar().min_words[code]
+    return opcode(opname), min_words(opname)
 
 
 _LAYOUT = tuple(Section)  # iterating the enum class runs a generator each time

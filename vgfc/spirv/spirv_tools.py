@@ -14,6 +14,7 @@ from typing import Any
 
 from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import InternalError, ShaderError, did_you_mean
+from vgfc.spirv.binary import SPIRV_MAGIC, check_binary, words_of
 
 __all__ = [
     "SPIRV_MAGIC",
@@ -25,8 +26,6 @@ __all__ = [
     "words_of",
 ]
 
-SPIRV_MAGIC = 0x07230203
-"""First word of every SPIR-V module."""
 
 TARGET_ENVS = (
     *(f"vulkan1.{minor}" for minor in range(5)),
@@ -38,7 +37,6 @@ TARGET_ENVS = (
 """Names :func:`validate` accepts: those of spirv-val's ``--target-env``."""
 
 _SPV_SUCCESS = 0
-_HEADER_WORDS = 5
 # spirv-dis defaults (indent, friendly names), so the text matches the command-line tool.
 _TEXT_OPTIONS = (1 << 3) | (1 << 6)
 
@@ -143,30 +141,6 @@ def _library() -> _Library:
         if _LIBRARY is None:
             _LIBRARY = _Library()
         return _LIBRARY
-
-
-def check_binary(spirv: bytes) -> None:
-    """Raise :class:`ShaderError` unless ``spirv`` is whole words starting with the magic."""
-    if len(spirv) % 4:
-        raise ShaderError(f"not a SPIR-V binary: {len(spirv)} bytes is not a whole number of words")
-    if len(spirv) < 4 * _HEADER_WORDS:
-        raise ShaderError(
-            f"not a SPIR-V binary: {len(spirv)} bytes is shorter than the 20-byte header"
-        )
-    magic = int.from_bytes(spirv[:4], "little")
-    if magic != SPIRV_MAGIC and magic != int.from_bytes(SPIRV_MAGIC.to_bytes(4, "big"), "little"):
-        raise ShaderError(
-            f"not a SPIR-V binary: first word is 0x{magic:08x}, expected 0x{SPIRV_MAGIC:08x}"
-        )
-
-
-def words_of(spirv: bytes) -> array[int]:
-    """The module's words in host order (big-endian modules are swapped, as the spec allows)."""
-    check_binary(spirv)
-    words = array("I", spirv)
-    if words[0] != SPIRV_MAGIC:
-        words.byteswap()
-    return words
 
 
 def _pointer(words: array[int]) -> Any:

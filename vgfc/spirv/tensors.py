@@ -17,25 +17,28 @@ MLIR's TOSA -> SPIR-V conversion), read from its output:
 
 from __future__ import annotations
 
-import numpy as np
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from vgfc.diagnostics import UnsupportedError
-from vgfc.dtypes import SpirvElement, from_ml_dtypes, numpy_dtype, spirv_element, stored_as
-from vgfc.ir import Array, DType
+from vgfc.dtypes import SpirvElement, spirv_element, stored_as
+from vgfc.ir import Data, DType
 from vgfc.spirv.builder import ModuleBuilder
 
 __all__ = [
     "BASE_CAPABILITIES",
     "BASE_EXTENSIONS",
-    "as_array",
     "constant_buffer",
     "constant_bytes",
+    "data_bits",
     "element_type",
     "scalar_constant",
     "spirv_shape",
     "storage_dtype",
     "tensor_constant",
     "tensor_type",
+    "value_bits",
 ]
 
 BASE_CAPABILITIES = ("Shader", "TensorsARM", "GraphARM", "VulkanMemoryModel", "Matrix", "Int8")
@@ -43,14 +46,6 @@ BASE_CAPABILITIES = ("Shader", "TensorsARM", "GraphARM", "VulkanMemoryModel", "M
 converter declares on every module too; keeping the same set keeps device requirements equal."""
 
 BASE_EXTENSIONS = ("SPV_ARM_tensors", "SPV_ARM_graph", "SPV_KHR_vulkan_memory_model")
-
-
-def as_array(dtype: DType, values: object) -> Array:
-    """``values`` as a numpy array of the element type the IR uses for ``dtype``."""
-    target = numpy_dtype(dtype) or np.dtype(np.int64)
-    if from_ml_dtypes(dtype):
-        return np.asarray(values, dtype=np.float32).astype(target)
-    return np.asarray(values).astype(target)
 
 
 def _element(dtype: DType) -> SpirvElement:
@@ -92,18 +87,69 @@ def tensor_type(b: ModuleBuilder, dtype: DType, shape: tuple[int, ...]) -> int:
     )
 
 
-def _bits(dtype: DType, values: Array) -> Array:
-    """Each element's bit pattern as an unsigned 64-bit integer, at the SPIR-V width."""
+# -- element bit patterns ------------------------------------------------------------------------
+
+_INTS = {DType.INT8: "b", DType.INT16: "h", DType.INT32: "i", DType.INT64: "q", DType.SHAPE: "q"}
+"""``struct`` codes of the integer types whose bytes are plain little-endian integers."""
+_FLOAT_BITS = {DType.FP32: "I", DType.FP16: "H", DType.BF16: "H", DType.FP8E4M3: "B",
+               DType.FP8E5M2: "B"}  # fmt: skip
+"""``struct`` codes that read a float type's bit patterns."""
+
+
+def _signed(values: Iterable[int], bits: int) -> list[int]:
+    """Unsigned ``bits``-bit fields read as two's-complement integers."""
+    top = 1 << (bits - 1)
+    return [v - (top << 1) if v & top else v for v in values]
+
+
+def _integers(data: Data) -> list[int]:
+    """The values of an integer (or BOOL) constant, as Python ints."""
+    raw, count = data.raw, data.size
+    code = _INTS.get(data.element)
+    if code is not None:
+        return list(struct.unpack_from(f"<{count}{code}", raw))
+    if data.element is DType.BOOL:
+        return [1 if v else 0 for v in raw[:count]]
+    if data.element is DType.INT48:
+        six = bytes(raw[: count * 6])
+        return [
+            int.from_bytes(six[i : i + 6], "little", signed=True) for i in range(0, len(six), 6)
+        ]
+    if data.element is DType.INT4:
+        nibbles = [n for byte in raw for n in (byte & 0x0F, byte >> 4)][:count]
+        return _signed(nibbles, 4)
+    raise UnsupportedError(f"element type {data.element.value} has no integer values")
+
+
+def data_bits(data: Data) -> list[int]:
+    """Each element's bit pattern at its SPIR-V width, as an unsigned integer."""
+    e = _element(data.element)
+    if e.kind == "float":
+        return list(struct.unpack_from(f"<{data.size}{_FLOAT_BITS[data.element]}", data.raw))
+    return value_bits(data.element, _integers(data))
+
+
+def value_bits(dtype: DType, values: Sequence[Any]) -> list[int]:
+    """The SPIR-V bit patterns of Python values of ``dtype`` (bools, ints, floats)."""
     e = _element(dtype)
-    flat = np.ascontiguousarray(values).reshape(-1)
     if e.kind == "bool":
-        nonzero: Array = np.not_equal(flat, 0)
-        return nonzero.astype(np.uint64)
+        return [1 if v else 0 for v in values]
     if e.kind == "int":
-        masked: Array = flat.astype(np.int64).view(np.uint64) & np.uint64((1 << e.width) - 1)
-        return masked
-    unsigned = {1: np.uint8, 2: np.uint16, 4: np.uint32}[flat.dtype.itemsize]
-    return flat.view(unsigned).astype(np.uint64)
+        mask = (1 << e.width) - 1
+        return [int(v) & mask for v in values]
+    if dtype is DType.FP32:
+        return list(struct.unpack(f"<{len(values)}I", struct.pack(f"<{len(values)}f", *values)))
+    if dtype is DType.FP16:
+        return list(struct.unpack(f"<{len(values)}H", struct.pack(f"<{len(values)}e", *values)))
+    # BF16 and FP8 values round as ml_dtypes rounds them: rare enough to take numpy for.
+    import numpy as np
+
+    from vgfc.dtypes import numpy_dtype
+
+    target = numpy_dtype(dtype)
+    floats = np.asarray(values, dtype=np.float32).astype(target)
+    unsigned = {1: np.uint8, 2: np.uint16}[floats.dtype.itemsize]
+    return [int(v) for v in floats.view(unsigned)]
 
 
 def _scalar_from_bits(b: ModuleBuilder, dtype: DType, type_id: int, bits: int) -> int:
@@ -114,38 +160,40 @@ def _scalar_from_bits(b: ModuleBuilder, dtype: DType, type_id: int, bits: int) -
     return b.constant(type_id, bits)
 
 
-def scalar_constant(b: ModuleBuilder, dtype: DType, value: Array) -> int:
-    """A scalar ``OpConstant`` (or ``OpConstantTrue/False``) holding a one-element array."""
-    bits = int(_bits(dtype, value)[0])
+def scalar_constant(b: ModuleBuilder, dtype: DType, bits: int) -> int:
+    """A scalar ``OpConstant`` (or ``OpConstantTrue/False``) of the bit pattern ``bits``."""
     return _scalar_from_bits(b, dtype, element_type(b, dtype), bits)
 
 
-def _is_zero(dtype: DType, values: Array) -> bool:
-    if dtype.is_float:
-        return bool(np.all(values.astype(np.float32) == 0))
-    return bool(np.all(_bits(dtype, values) == 0))
+def _is_zero(dtype: DType, bits: Sequence[int]) -> bool:
+    """Every element is zero; a float's sign does not count (``-0.0`` is zero, as in MLIR)."""
+    e = _element(dtype)
+    if e.kind == "float":
+        magnitude = (1 << (e.width - 1)) - 1
+        return all(not (v & magnitude) for v in bits)
+    return not any(bits)
 
 
 def tensor_constant(
-    b: ModuleBuilder, dtype: DType, shape: tuple[int, ...], values: Array, *, replicate: bool
+    b: ModuleBuilder, dtype: DType, shape: tuple[int, ...], bits: Sequence[int], *, replicate: bool
 ) -> int:
-    """An inline tensor constant of ``values`` (a numpy array of ``dtype``'s IR element type).
+    """An inline tensor constant whose elements have the SPIR-V bit patterns ``bits``
+    (:func:`data_bits`, :func:`value_bits`).
 
     ``replicate`` allows ``OpConstantCompositeReplicateEXT``: the reference converter uses it for
     constant operands (CONST, CONST_SHAPE) but never for attribute lists such as ``stride``.
     """
     dims = spirv_shape(shape, dtype)
     type_id = tensor_type(b, dtype, shape)
-    if dtype is DType.SHAPE and values.size == 0:
+    if dtype is DType.SHAPE and not bits:
         # The shape of a rank-0 tensor, which SPIR-V holds as shape [1]: so the value is [1].
-        values = np.ones(1, np.int64)
-    if _is_zero(dtype, values):
+        bits = [1]
+    if _is_zero(dtype, bits):
         return b.constant_null(type_id)
-    bits = _bits(dtype, values)
     scalar = element_type(b, dtype)
-    if replicate and bits.size > 1 and bool(np.all(bits == bits[0])):
-        return b.constant_replicate(type_id, _scalar_from_bits(b, dtype, scalar, int(bits[0])))
-    return _composite(b, dtype, scalar, dims, [int(x) for x in bits])
+    if replicate and len(bits) > 1 and all(v == bits[0] for v in bits):
+        return b.constant_replicate(type_id, _scalar_from_bits(b, dtype, scalar, bits[0]))
+    return _composite(b, dtype, scalar, dims, list(bits))
 
 
 def _composite(
@@ -163,43 +211,44 @@ def _composite(
     return b.constant_composite(b.type_tensor(scalar, dims), parts)
 
 
+# -- graph constants -----------------------------------------------------------------------------
+
+
 def storage_dtype(dtype: DType) -> DType:
     """The element type a graph constant of ``dtype`` is stored as (see :func:`constant_bytes`)."""
     _element(dtype)
     return stored_as(dtype)
 
 
-def constant_bytes(dtype: DType, values: Array) -> bytes:
+_TRUE_BYTES = bytes([0] + [0xFF] * 255)
+"""``bytes.translate`` table: a BOOL byte as a graph constant holds it (0xFF for true)."""
+
+
+def constant_bytes(data: Data) -> bytes:
     """A constant's data as a graph constant holds it: packed little-endian elements.
 
     INT48 values become 8-byte integers and INT4 values bytes (the widths of their SPIR-V
     types, and what the reference converter stores); BOOL is one byte per element, 0xFF for
-    true; shape values are 32-bit integers; floating-point types keep their bits.
+    true; shape values are 32-bit integers; every other type keeps its bytes.
     """
-    stored = storage_dtype(dtype)
-    flat = np.ascontiguousarray(values).reshape(-1)
-    if stored is DType.BOOL:
+    stored = storage_dtype(data.element)
+    if data.element is DType.BOOL:
         # All bits set for true, as the reference converter writes: a reader testing either
         # "non-zero" or "lowest bit" sees the same value.
-        return np.where(flat != 0, 0xFF, 0).astype(np.uint8).tobytes()
-    little = numpy_dtype(stored)
-    if _element(stored).kind == "int" and little is not None:
-        return flat.astype(little).tobytes()
-    if flat.dtype.byteorder == ">":
-        flat = flat.byteswap().view(flat.dtype.newbyteorder("<"))
-    return flat.tobytes()
+        return bytes(data.raw[: data.size]).translate(_TRUE_BYTES)
+    if stored is data.element:
+        return bytes(data.raw)
+    width = _element(stored).width
+    code = {8: "b", 32: "i", 64: "q"}[width]
+    values = _signed((v & ((1 << width) - 1) for v in _integers(data)), width)
+    return struct.pack(f"<{len(values)}{code}", *values)
 
 
-def constant_buffer(dtype: DType, values: Array) -> bytes | memoryview:
-    """:func:`constant_bytes` without the copy where those bytes are the array's own memory
-    (contiguous little-endian elements of the stored type): then a read-only byte view of
-    ``values``, which for a constant read from a file is a view of the file itself. The VGF
-    encoder streams such a view to the output, so a constant is never copied in between."""
-    stored = storage_dtype(dtype)
-    flat = np.ascontiguousarray(values).reshape(-1)
-    if stored is not DType.BOOL and flat.dtype.byteorder != ">":
-        little = numpy_dtype(stored)
-        if _element(stored).kind != "int" or little is None or flat.dtype == little:
-            view = flat.view(np.uint8).data
-            return view if view.readonly else view.toreadonly()
-    return constant_bytes(dtype, values)
+def constant_buffer(data: Data) -> bytes | memoryview:
+    """:func:`constant_bytes` without the copy where those bytes are the constant's own (every
+    type but BOOL, INT48, INT4 and shape values): then :attr:`Data.raw` itself, a read-only
+    view, which for a constant read from a file is a view of the file. The VGF encoder streams
+    such a view to the output, so a constant is never copied in between."""
+    if storage_dtype(data.element) is data.element and data.element is not DType.BOOL:
+        return data.raw
+    return constant_bytes(data)

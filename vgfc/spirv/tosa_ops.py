@@ -24,21 +24,21 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
-import numpy as np
-
 from vgfc.diagnostics import InputError
 from vgfc.ir import AttrValue, DType, Operator, Tensor
 from vgfc.spirv.builder import ModuleBuilder
 from vgfc.spirv.extinst import ExtOperand, tosa_instructions
-from vgfc.spirv.tensors import as_array, scalar_constant, tensor_constant, tensor_type
+from vgfc.spirv.tensors import scalar_constant, tensor_constant, tensor_type, value_bits
 
 __all__ = [
     "TOSA_LOWERINGS",
     "AttrEncoder",
     "Emitter",
     "Lowering",
+    "Signature",
     "check_operand_counts",
     "lower_operator",
+    "signature",
 ]
 
 
@@ -103,7 +103,7 @@ def _int_list(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
     return b.memo(
         ("int list", *value),
         lambda: tensor_constant(
-            b, DType.INT32, (len(value),), np.asarray(value, dtype=np.int64), replicate=False
+            b, DType.INT32, (len(value),), value_bits(DType.INT32, value), replicate=False
         ),
     )
 
@@ -115,6 +115,7 @@ def _enum(numbers: Mapping[str, int]) -> AttrEncoder:
             raise InputError(f"{value!r} is not one of {allowed}", op.where(), key=key)
         return ctx.builder.constant_u32(numbers[value])
 
+    encode.names = tuple(numbers)  # type: ignore[attr-defined]  # for checks before lowering
     return encode
 
 
@@ -123,10 +124,10 @@ def _bound(ctx: Emitter, op: Operator, key: str, value: AttrValue) -> int:
     dtype = ctx.tensor(op.inputs[0]).dtype
     if isinstance(value, (bytes, str)) or value is None or isinstance(value, tuple):
         raise InputError(f"expected one {dtype.value} value, got {value!r}", op.where(), key=key)
-    array = np.asarray(value).reshape(-1)
-    if array.size != 1:
-        raise InputError(f"expected one {dtype.value} value, got {array.size}", op.where(), key=key)
-    return scalar_constant(ctx.builder, dtype, as_array(dtype, array))
+    if not isinstance(value, (bool, int, float)):
+        count = getattr(value, "size", "several")
+        raise InputError(f"expected one {dtype.value} value, got {count}", op.where(), key=key)
+    return scalar_constant(ctx.builder, dtype, value_bits(dtype, [value])[0])
 
 
 AXIS = _u32
@@ -264,6 +265,43 @@ def _form(name: str) -> _Form:
         plain=not variadic and len(tensors) == len(inst.operands),
         results=lowering.results,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What an op of the lowering table takes, for checks that run without a graph (a kernel
+    library's composed ops)."""
+
+    inputs: tuple[str, ...]
+    """The input tensors' names, in order."""
+    variadic: bool
+    """The last input takes any number of tensors (at least one)."""
+    results: int
+    attributes: Mapping[str, str | tuple[str, ...]]
+    """Attribute -> its kind: ``integer``, ``boolean``, ``integer list``, ``number``, or the
+    names an enumeration takes."""
+
+
+def signature(name: str) -> Signature:
+    """The signature of TOSA op ``name`` (a key of :data:`TOSA_LOWERINGS`)."""
+    form = _form(name)
+    kinds: dict[str, str | tuple[str, ...]] = {}
+    for operand, encoder in form.operands:
+        if encoder is None:
+            continue
+        names = getattr(encoder, "names", None)
+        kinds[operand.name] = names if names is not None else _KINDS[encoder]
+    return Signature(
+        tuple(o.name for o in form.tensors), form.variadic, form.results, MappingProxyType(kinds)
+    )
+
+
+_KINDS: Mapping[AttrEncoder, str] = {
+    AXIS: "integer",
+    BOOL: "boolean",
+    INTS: "integer list",
+    BOUND: "number",
+}
 
 
 def check_operand_counts(op: Operator) -> None:

@@ -45,57 +45,79 @@ def _names(kind: str) -> dict[int, str]:
 
 
 def read_vgf(path: str | os.PathLike[str]) -> vgf.Model:
-    """Read and decode a VGF file; malformed input raises :class:`InputError` naming the file."""
-    name = os.fspath(path)
+    """Read and decode a VGF file; malformed input raises :class:`InputError` naming the file.
+
+    The file is opened through :func:`vgfc.files.open_input` (a regular file, not a FIFO or a
+    device); its header is read alone and every section it points at must lie inside the file
+    before the rest is touched, and the rest is memory-mapped, not read: a sparse file of
+    gigabytes with a bad header costs one small read."""
+    from vgfc.files import open_input, shown_path
+
+    name = shown_path(path)
     try:
-        with open(name, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", file=name) from None
-    try:
+        with open_input(path, what="VGF file") as f:
+            _check_header(f.header(vgfpy.HeaderSize()), f.size)
+            data = f.map()
         return decode(data)
     except InputError as e:
         raise e.at(file=name) from None
 
 
+def _header(data: Any, size: int) -> Any:
+    header_size = vgfpy.HeaderSize()
+    if size < header_size:
+        raise InputError(f"{size} bytes is too short for a VGF file")
+    header = vgfpy.CreateHeaderDecoder(data, header_size, size)
+    if header is None or not header.IsValid():
+        raise InputError("not a VGF file (bad header)")
+    if not header.CheckVersion():
+        raise InputError(f"unsupported VGF version {header.GetMajor()}.{header.GetMinor()}")
+    return header
+
+
+_SECTIONS = (
+    ("module table", "GetModuleTableOffset", "GetModuleTableSize"),
+    ("model sequence table", "GetModelSequenceTableOffset", "GetModelSequenceTableSize"),
+    ("model resource table", "GetModelResourceTableOffset", "GetModelResourceTableSize"),
+    ("constants", "GetConstantsOffset", "GetConstantsSize"),
+)
+
+
+def _check_header(header_bytes: bytes, size: int) -> list[tuple[int, int]]:
+    """The header of a file of ``size`` bytes, checked: a VGF header of a version vgfc reads,
+    and every section inside the file. Returns each section's (offset, size)."""
+    header = _header(header_bytes, size)
+    sections = []
+    for what, offset_of, size_of in _SECTIONS:
+        offset, length = int(getattr(header, offset_of)()), int(getattr(header, size_of)())
+        if offset + length > size:
+            raise InputError(
+                f"truncated VGF file: the {what} ({length} bytes at offset {offset}) lies "
+                f"beyond the end of the file ({size} bytes)"
+            )
+        sections.append((offset, length))
+    return sections
+
+
 class _Reader:
     """The four section decoders of one file, and the checks every value passes."""
 
-    def __init__(self, data: bytes) -> None:
-        header_size = vgfpy.HeaderSize()
-        if len(data) < header_size:
-            raise InputError(f"{len(data)} bytes is too short for a VGF file")
-        header = vgfpy.CreateHeaderDecoder(data, header_size, len(data))
-        if header is None or not header.IsValid():
-            raise InputError("not a VGF file (bad header)")
-        if not header.CheckVersion():
-            raise InputError(f"unsupported VGF version {header.GetMajor()}.{header.GetMinor()}")
-        self.data = data
+    def __init__(self, data: Any) -> None:
+        header = _header(data, len(data))
+        sections = _check_header(bytes(memoryview(data)[: vgfpy.HeaderSize()]), len(data))
         self.version = f"{header.GetMajor()}.{header.GetMinor()}.{header.GetPatch()}"
         self.vk_header_version = int(header.GetEncoderVulkanHeadersVersion())
-        mt = header.GetModuleTableSize()
-        st = header.GetModelSequenceTableSize()
-        rt = header.GetModelResourceTableSize()
-        ct = header.GetConstantsSize()
-        self.modules = vgfpy.CreateModuleTableDecoder(
-            self._section(header.GetModuleTableOffset(), mt), mt
-        )
-        self.sequence = vgfpy.CreateModelSequenceTableDecoder(
-            self._section(header.GetModelSequenceTableOffset(), st), st
-        )
-        self.resources = vgfpy.CreateModelResourceTableDecoder(
-            self._section(header.GetModelResourceTableOffset(), rt), rt
-        )
-        self.constants = vgfpy.CreateConstantDecoder(
-            self._section(header.GetConstantsOffset(), ct), ct
-        )
+        # Views into the file, not copies (a mapped file stays unread where nothing looks);
+        # kept here for as long as the decoders that point into them.
+        view = memoryview(data)
+        self.views = [view[offset : offset + length] for offset, length in sections]
+        mt, st, rt, ct = (length for _, length in sections)
+        self.modules = vgfpy.CreateModuleTableDecoder(self.views[0], mt)
+        self.sequence = vgfpy.CreateModelSequenceTableDecoder(self.views[1], st)
+        self.resources = vgfpy.CreateModelResourceTableDecoder(self.views[2], rt)
+        self.constants = vgfpy.CreateConstantDecoder(self.views[3], ct)
         if None in (self.modules, self.sequence, self.resources, self.constants):
             raise InputError("malformed VGF file: a section does not decode")
-
-    def _section(self, offset: int, size: int) -> bytes:
-        if offset + size > len(self.data):
-            raise InputError("truncated VGF file: a section lies beyond its end")
-        return self.data[offset : offset + size]
 
     @staticmethod
     def name(kind: str, value: int, what: str) -> str:
@@ -115,9 +137,13 @@ def format_version(data: bytes) -> str:
     return f"{header.GetMajor()}.{header.GetMinor()}.{header.GetPatch()}"
 
 
-def decode(data: bytes) -> vgf.Model:
-    """Decode VGF bytes held in memory. Raises :class:`InputError` for anything malformed."""
-    r = _Reader(data)
+def decode(data: Any) -> vgf.Model:
+    """Decode VGF bytes held in memory (or a mapped file). Raises :class:`InputError` for
+    anything malformed."""
+    return _model(_Reader(data))
+
+
+def _model(r: _Reader) -> vgf.Model:
     seq = r.sequence
     model = vgf.Model(
         modules=tuple(_module(r.modules, i) for i in range(r.modules.size())),

@@ -32,7 +32,6 @@ from array import array
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO, Protocol
 
-import numpy as np
 import vgfpy
 
 from vgfc.diagnostics import InternalError
@@ -237,7 +236,7 @@ def encode_to(model: Model, file: BinaryIO, digest: Digest | None = None) -> int
     _write(file, memoryview(header), digest)
     _write(file, memoryview(head), digest)
     for c, n in sizes:
-        _write(file, _bytes_view(c.data), digest)
+        _write(file, _bytes_view(c.data), digest, c.origin)
         if _padding(n):
             _write(file, memoryview(bytes(_padding(n))), digest)
     return start + section
@@ -252,12 +251,19 @@ def _bytes_view(data: bytes | memoryview) -> memoryview:
     return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
 
-def _write(file: BinaryIO, data: memoryview, digest: Digest | None) -> None:
+def _write(
+    file: BinaryIO,
+    data: memoryview,
+    digest: Digest | None,
+    origin: tuple[mmap.mmap, int] | None = None,
+) -> None:
     """Write ``data`` in chunks; when it is a view of a read-only memory map (a constant of the
-    input file), let each chunk's pages go once written. Mapped pages count as the process's
-    memory while they stay mapped in; the kernel keeps them in its page cache, so a later read
-    of the same constant finds them there. Nothing is lost: the map is read-only."""
-    mapping = _read_only_map(data)
+    input file: ``origin`` says which map, and where in it ``data`` starts), let each chunk's
+    pages go once written.
+    Mapped pages count as the process's memory while they stay mapped in; the kernel keeps them
+    in its page cache, so a later read of the same constant finds them there. Nothing is lost:
+    the map is read-only."""
+    mapping = origin if _lets_go(origin) else None
     for first in range(0, len(data), _CHUNK):
         chunk = data[first : first + _CHUNK]
         file.write(chunk)
@@ -269,21 +275,9 @@ def _write(file: BinaryIO, data: memoryview, digest: Digest | None) -> None:
             mapped.madvise(mmap.MADV_DONTNEED, low, offset + first + len(chunk) - low)
 
 
-def _read_only_map(data: memoryview) -> tuple[mmap.mmap, int] | None:
-    """The read-only memory map ``data`` is a view of and where in it ``data`` starts, if it is
-    one (a numpy view of the map, as the reader makes them)."""
-    if not hasattr(mmap, "MADV_DONTNEED"):
-        return None
-    owner: Any = data.obj
-    while isinstance(owner, np.ndarray):
-        owner = owner.base
-    if isinstance(owner, memoryview):
-        owner = owner.obj
-    if not isinstance(owner, mmap.mmap) or owner.closed or not memoryview(owner).readonly:
-        return None
-    start = int(np.frombuffer(data, np.uint8).ctypes.data)
-    base = int(np.frombuffer(owner, np.uint8).ctypes.data)
-    offset = start - base
-    if not 0 <= offset <= len(owner) - len(data):
-        return None
-    return owner, offset
+def _lets_go(origin: tuple[mmap.mmap, int] | None) -> bool:
+    """``origin`` names a read-only map whose pages can be let go."""
+    if origin is None or not hasattr(mmap, "MADV_DONTNEED"):
+        return False
+    mapped = origin[0]
+    return not mapped.closed and memoryview(mapped).readonly

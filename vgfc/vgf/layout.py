@@ -138,7 +138,7 @@ class _Layout:
                     Resource(Category.CONSTANT, None, fmt, c.shape, tensor=c.tensor)
                 )
                 self.constant_index[c.id] = len(self.constants)
-                self.constants.append(Constant(len(self.resources) - 1, c.data))
+                self.constants.append(Constant(len(self.resources) - 1, c.data, origin=c.origin))
 
     def resource(self, tensor: str, view: _View) -> int:
         """The resource of ``tensor`` seen as ``view``, added on first use."""

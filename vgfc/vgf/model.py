@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vgfc.ir import Sampler  # re-exported: a VGF carries samplers as the IR holds them
+
+if TYPE_CHECKING:
+    import mmap
 
 __all__ = [
     "COMPUTE_STAGE",
@@ -167,6 +170,9 @@ class Constant:
     """The bytes the file stores: for a constant vgfc laid out, often a read-only view of the
     input file (a byte view, so ``len`` is its size), which the encoder streams to the output."""
     sparsity_dimension: int = -1
+    origin: tuple[mmap.mmap, int] | None = field(default=None, compare=False, repr=False)
+    """Provenance: the read-only memory map ``data`` is a view of, and where in it ``data``
+    starts (the encoder lets the pages go once written)."""
 
 
 @dataclass(frozen=True, slots=True)

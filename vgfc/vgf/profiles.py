@@ -250,8 +250,8 @@ def target_errors(graph: Graph, plan: Plan, model: Model, target: str) -> list[V
 
 def uses_capability(spirv: bytes, capability: str) -> bool:
     """True when the module declares ``capability`` (capabilities open every SPIR-V module)."""
+    from vgfc.spirv.binary import words_of
     from vgfc.spirv.grammar import enumerant, opcode
-    from vgfc.spirv.spirv_tools import words_of
 
     words: array[int] = words_of(spirv)
     header = 2 << 16 | opcode("OpCapability")  # two words: the opcode and the capability

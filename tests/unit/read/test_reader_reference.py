@@ -214,7 +214,9 @@ def test_constants_are_views_of_the_memory_map(tmp_path: Path) -> None:
     for name in ("c0", "c1"):
         data = graph.tensors[name].data
         assert data is not None and not data.flags.writeable and not data.flags.owndata
-        base: Any = data
+        assert data.raw.readonly and isinstance(data.raw.obj, mmap.mmap)
+        assert data.origin is not None and data.origin[0] is data.raw.obj
+        base: Any = data.array
         while isinstance(base, np.ndarray):
             base = base.base
         assert isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)

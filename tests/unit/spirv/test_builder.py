@@ -14,7 +14,7 @@ import pytest
 from spirv_modules import graph_module, lines
 
 from vgfc.diagnostics import InternalError, UnsupportedError
-from vgfc.ir import DType
+from vgfc.ir import Data, DType
 from vgfc.spirv.builder import MAGIC, ModuleBuilder, Section
 from vgfc.spirv.extinst import tosa_instructions
 from vgfc.spirv.grammar import enumerant, opcode
@@ -23,9 +23,11 @@ from vgfc.spirv.tensors import (
     BASE_CAPABILITIES,
     BASE_EXTENSIONS,
     constant_bytes,
+    data_bits,
     scalar_constant,
     storage_dtype,
     tensor_constant,
+    value_bits,
 )
 
 # -- grammar lookups ----------------------------------------------------------------------------
@@ -153,10 +155,10 @@ _OPCODES = {
 
 def test_scalar_literals() -> None:
     b = ModuleBuilder()
-    int8 = scalar_constant(b, DType.INT8, np.array([-2], np.int8))
-    int48 = scalar_constant(b, DType.INT48, np.array([-1], np.int64))
-    bf16 = scalar_constant(b, DType.BF16, np.array([1.5], ml_dtypes.bfloat16))
-    true = scalar_constant(b, DType.BOOL, np.array([True]))
+    int8 = scalar_constant(b, DType.INT8, value_bits(DType.INT8, [-2])[0])
+    int48 = scalar_constant(b, DType.INT48, value_bits(DType.INT48, [-1])[0])
+    bf16 = scalar_constant(b, DType.BF16, value_bits(DType.BF16, [1.5])[0])
+    true = scalar_constant(b, DType.BOOL, value_bits(DType.BOOL, [True])[0])
     validate(graph_module(b).to_bytes(), "vulkan1.3")
     assert definition(b, int8) == ("OpConstant", [254])  # signless: zero-extended
     assert definition(b, int48) == ("OpConstant", [0xFFFFFFFF, 0xFFFFFFFF])  # low word first
@@ -183,19 +185,22 @@ def test_tensor_constant_forms(
 ) -> None:
     b = ModuleBuilder()
     array = np.asarray(values, dtype=np.int64 if dtype is DType.SHAPE else None)
-    result = tensor_constant(b, dtype, shape, array, replicate=replicate)
+    result = tensor_constant(b, dtype, shape, data_bits(Data.of(array, dtype)), replicate=replicate)
     validate(graph_module(b).to_bytes(), "vulkan1.3")
     name, words = definition(b, result)
     assert (name, len(words)) == (expected, operands)
 
 
 def test_graph_constant_bytes() -> None:
-    assert constant_bytes(DType.BOOL, np.array([True, False])) == b"\xff\x00"
-    assert constant_bytes(DType.INT48, np.array([-2])) == (-2).to_bytes(8, "little", signed=True)
-    assert constant_bytes(DType.INT4, np.array([-8, 7], np.int8)) == b"\xf8\x07"
-    assert constant_bytes(DType.SHAPE, np.array([3, -1])) == np.array([3, -1], "<i4").tobytes()
+    def stored(dtype: DType, values: Any) -> bytes:
+        return constant_bytes(Data.of(values, dtype))
+
+    assert stored(DType.BOOL, np.array([True, False])) == b"\xff\x00"
+    assert stored(DType.INT48, np.array([-2])) == (-2).to_bytes(8, "little", signed=True)
+    assert stored(DType.INT4, np.array([-8, 7], np.int8)) == b"\xf8\x07"
+    assert stored(DType.SHAPE, np.array([3, -1])) == np.array([3, -1], "<i4").tobytes()
     bf16 = np.array([1.5, -2.0], ml_dtypes.bfloat16)
-    assert constant_bytes(DType.BF16, bf16) == bf16.tobytes()
+    assert stored(DType.BF16, bf16) == bf16.tobytes()
     assert storage_dtype(DType.INT48) is DType.INT64 and storage_dtype(DType.FP16) is DType.FP16
     with pytest.raises(UnsupportedError, match="FP4E2M1"):
         storage_dtype(DType.FP4E2M1)

@@ -24,6 +24,7 @@ from vgfc.compiler import Options, compile_model
 from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import DType
 from vgfc.files import write_atomically
+from vgfc.ir import Data
 from vgfc.spirv.tensors import constant_buffer, constant_bytes
 from vgfc.vgf import encode as encoder
 from vgfc.vgf.decode import decode
@@ -95,11 +96,12 @@ def _mapped_model(tmp_path: Path, sizes: list[int]) -> tuple[Model, mmap.mmap, b
     path.write_bytes(blob)
     with open(path, "rb") as f:
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    whole = np.frombuffer(mapped, np.int8)
+    whole = memoryview(mapped)
     constants, resources, at = [], [], 5
     for i, size in enumerate(sizes):
         resources.append(Resource(Category.CONSTANT, None, "VK_FORMAT_R8_UINT", (size,)))
-        constants.append(Constant(i, constant_buffer(DType.INT8, whole[at : at + size]), i - 1))
+        data = Data(whole[at : at + size], DType.INT8, (size,), (mapped, at))
+        constants.append(Constant(i, constant_buffer(data), i - 1, origin=data.origin))
         at += size
     model = Model((), (), tuple(resources), tuple(constants), (), ())
     return model, mapped, blob
@@ -160,17 +162,20 @@ def test_constant_buffer_is_constant_bytes_and_a_view_where_it_can_be() -> None:
         DType.SHAPE: np.array([3, 2], np.int64),
     }
     for dtype, array in values.items():
-        array.flags.writeable = False
-        got = constant_buffer(dtype, array)
-        assert bytes(got) == constant_bytes(dtype, array), dtype
-        if dtype in (DType.FP32, DType.FP16, DType.INT8, DType.INT32, DType.INT48):
-            assert isinstance(got, memoryview) and got.readonly and got.obj is not None
-            assert np.shares_memory(np.frombuffer(got, np.uint8), array)
-        else:  # converted: BOOL to 0xFF bytes, shape values to 32-bit integers
+        data = Data.of(array, dtype)
+        got = constant_buffer(data)
+        assert bytes(got) == constant_bytes(data), dtype
+        if dtype in (DType.FP32, DType.FP16, DType.INT8, DType.INT32):
+            assert got is data.raw and got.readonly  # the constant's own bytes, not a copy
+        else:  # converted: INT48 to 8 bytes, BOOL to 0xFF bytes, shape values to 32 bits
             assert isinstance(got, bytes)
-    # A big-endian array is converted, never viewed.
+    assert (
+        constant_bytes(Data.of(values[DType.INT48], DType.INT48))
+        == values[DType.INT48].astype("<i8").tobytes()
+    )
+    # A big-endian array's bytes are little-endian in the constant.
     big = np.arange(4, dtype=">f4")
-    assert constant_buffer(DType.FP32, big) == constant_bytes(DType.FP32, big)
+    assert constant_buffer(Data.of(big, DType.FP32)) == big.astype("<f4").tobytes()
 
 
 def test_constants_reach_the_encoder_as_views_of_the_input_file(tmp_path: Path) -> None:
@@ -184,8 +189,11 @@ def test_constants_reach_the_encoder_as_views_of_the_input_file(tmp_path: Path) 
     model = compile_model(path, Options(), stop_after="layout").model
     assert model is not None and len(model.constants) == 2
     for c in model.constants:
-        assert isinstance(c.data, memoryview)
-        assert encoder._read_only_map(c.data) is not None
+        assert isinstance(c.data, memoryview) and c.origin is not None
+        mapped, start = c.origin
+        assert isinstance(c.data.obj, mmap.mmap) and c.data.obj is mapped
+        assert encoder._lets_go(c.origin)
+        assert mapped[start : start + len(c.data)] == bytes(c.data)
 
 
 def test_write_atomically_streams_and_leaves_nothing_behind_on_error(tmp_path: Path) -> None:

@@ -1,0 +1,118 @@
+"""What a command loads: on a small model, start-up is most of what a compile costs.
+
+Each check runs the command in a fresh interpreter (the modules a test process has imported would
+hide what a command imports) and reads ``sys.modules`` and the process's memory map at the end.
+The budget: ``vgfc --version`` loads none of the compiler; a compile of a model without shaders
+loads no numpy, no ``flatbuffers``/``tosa`` package, no rich (its output is not a terminal), no
+YAML, jsonschema, glslang or SPIRV-Tools; a compile whose shaders are all in the cache loads
+neither glslang nor SPIRV-Tools.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tosa_factory import chain
+
+PROBE = """
+import gc, json, sys
+sys.argv = ["vgfc", *json.loads(sys.argv[1])]
+from vgfc.cli import main
+code = 0
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+with open("/proc/self/maps") as f:
+    maps = f.read()
+print(json.dumps({
+    "modules": sorted(sys.modules),
+    "libraries": [n for n in ("libglslang", "libSPIRV-Tools", "libSPIRV.so") if n in maps],
+    "threshold": gc.get_threshold(),
+    "code": code,
+}))
+"""
+
+NEVER = ("numpy", "flatbuffers", "tosa", "ml_dtypes", "yaml", "jsonschema", "rich")
+"""Packages no compile of a model without custom ops loads."""
+COMPILERS = ("vgfc.shader.glslang", "vgfc.spirv.spirv_tools", "vgfc.processes")
+"""vgfc's glslang and SPIRV-Tools bindings, and the worker processes glslang runs in."""
+
+
+def _command(args: list[str], folder: Path, cache: Path) -> dict[str, object]:
+    env = {**os.environ, "VGFC_CACHE_DIR": str(cache)}
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=folder,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    result: dict[str, object] = json.loads(run.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _loaded(seen: dict[str, object], names: tuple[str, ...]) -> list[str]:
+    modules = set(seen["modules"])  # type: ignore[call-overload]
+    return [n for n in names if n in modules or any(m.startswith(n + ".") for m in modules)]
+
+
+@pytest.fixture
+def plain_model(tmp_path: Path) -> Path:
+    path = tmp_path / "plain.tosa"
+    path.write_bytes(chain(3))
+    return path
+
+
+def test_the_version_loads_none_of_the_compiler(tmp_path: Path) -> None:
+    seen = _command(["--version"], tmp_path, tmp_path / "cache")
+    assert seen["code"] == 0
+    assert _loaded(seen, (*NEVER, *COMPILERS, "vgfc.compiler", "vgfc.read", "vgfpy")) == []
+
+
+@pytest.mark.parametrize("quiet", [True, False], ids=["quiet", "summary"])
+def test_a_compile_without_shaders_stays_within_the_budget(
+    plain_model: Path, tmp_path: Path, quiet: bool
+) -> None:
+    args = ["compile", str(plain_model), "-o", "plain.vgf", *(["-q"] if quiet else [])]
+    seen = _command(args, tmp_path, tmp_path / "cache")
+    assert seen["code"] == 0 and (tmp_path / "plain.vgf").is_file()
+    assert _loaded(seen, (*NEVER, *COMPILERS, "vgfc.resolve", "vgfc.vgf.profiles")) == []
+    assert seen["libraries"] == []
+
+
+def test_a_compile_with_every_shader_cached_loads_no_shader_compiler(tmp_path: Path) -> None:
+    from samples_module import SAMPLES_DIR
+
+    cache = tmp_path / "cache"
+    model = str(SAMPLES_DIR / "chain.tosa")  # two GLSL shaders between graph ops
+    cold = _command(["compile", "-q", model, "-o", "cold.vgf"], tmp_path, cache)
+    assert cold["code"] == 0 and _loaded(cold, COMPILERS) != []  # the first run compiles
+    warm = _command(["compile", "-q", model, "-o", "warm.vgf"], tmp_path, cache)
+    assert warm["code"] == 0
+    assert (tmp_path / "warm.vgf").read_bytes() == (tmp_path / "cold.vgf").read_bytes()
+    assert _loaded(warm, (*COMPILERS, "numpy", "jsonschema", "rich")) == []
+    assert warm["libraries"] == []
+
+
+def test_a_command_collects_garbage_in_fewer_larger_passes(
+    plain_model: Path, tmp_path: Path
+) -> None:
+    seen = _command(["compile", "-q", str(plain_model), "-o", "plain.vgf"], tmp_path, tmp_path)
+    assert seen["threshold"][0] >= 10_000  # type: ignore[index]
+    # ... and a library user's process keeps its own collector settings.
+    run = subprocess.run(
+        [sys.executable, "-c", "import gc, vgfc, vgfc.compiler; print(gc.get_threshold()[0])"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert int(run.stdout) == 700

@@ -1,0 +1,81 @@
+"""A command whose output cannot be written fails: ``> /dev/full``, a closed standard output
+(``>&-``) and a full disk are exit 1 with one line naming ``standard output``, never a traceback
+and never a silent success. Run as real processes: the guards are installed by the console
+script."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from paths import SAMPLES_DIR
+
+EXE = str(Path(sys.executable).parent / "vgfc")
+MODEL = SAMPLES_DIR / "simple.tosa"
+
+
+def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` through bash, with ``vgfc`` the installed console script."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run(
+        ["bash", "-c", command.replace("vgfc ", f"{EXE} ", 1)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
+
+
+FULL = ">/dev/full", "no space left on the device"
+CLOSED = ">&-", "it is closed"
+
+
+@pytest.mark.parametrize(
+    ("args", "redirect", "reason"),
+    [
+        ("--version", *FULL),
+        ("--version", *CLOSED),
+        (f"partition {MODEL}", *FULL),
+        (f"partition {MODEL} --json", *CLOSED),
+        (f"check {MODEL}", *FULL),
+        ("kernels mediapipe", *CLOSED),
+    ],
+)
+def test_output_that_cannot_be_written_is_one_error_line(
+    tmp_path: Path, args: str, redirect: str, reason: str
+) -> None:
+    done = shell(f"vgfc {args} {redirect}", tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == f"error: standard output: cannot write: {reason}\n"
+
+
+def test_compile_keeps_the_old_file_when_its_summary_cannot_be_printed(tmp_path: Path) -> None:
+    shutil.copy(MODEL, tmp_path / "m.tosa")
+    (tmp_path / "m.vgf").write_bytes(b"old")
+    done = shell("vgfc compile m.tosa -o m.vgf >/dev/full", tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: standard output: cannot write: no space left on the device; m.vgf was left as "
+        "it was\n"
+    )
+    assert (tmp_path / "m.vgf").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tosa", "m.vgf"]
+    assert shell("vgfc compile m.tosa -o m.vgf -q >/dev/full", tmp_path).returncode == 0
+
+
+def test_a_command_that_prints_nothing_needs_no_stdout(tmp_path: Path) -> None:
+    """Only printing fails on a closed standard output: a quiet compile still succeeds."""
+    shutil.copy(MODEL, tmp_path / "m.tosa")
+    done = shell("vgfc compile -q m.tosa -o m.vgf >&-", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "m.vgf").read_bytes()[:4] == b"VGF1"
+
+
+def test_a_broken_pipe_is_quiet(tmp_path: Path) -> None:
+    done = shell(f"vgfc partition {MODEL} --json | head -c 1", tmp_path)
+    assert done.stdout == "{" and "Traceback" not in done.stderr
