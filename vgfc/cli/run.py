@@ -15,7 +15,7 @@ from typing import Any
 import click
 import numpy as np
 
-from vgfc.cli.options import run_options
+from vgfc.cli.options import InputPath, run_options
 from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import InputError
 from vgfc.files import write_atomically
@@ -115,7 +115,7 @@ def read_push_data(path: str) -> bytes:
 
 
 @click.command("run")
-@click.argument("vgf", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("vgf", type=InputPath())
 @click.option(
     "-i",
     "--input",

@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vgfc.cli.options import compile_options, run_options
+from vgfc.cli.options import InputPath, compile_options, run_options
 from vgfc.cli.run import PUSH_CONSTANTS_HELP, push_target, timeout_option
 from vgfc.cli.support import escape, handle_errors
 from vgfc.diagnostics import InputError
@@ -32,7 +32,7 @@ no independent oracle (their numbers were not checked)."""
 
 
 @click.command("verify")
-@click.argument("model", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("model", type=InputPath())
 @click.option(
     "-i",
     "--input",

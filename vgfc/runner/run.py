@@ -138,11 +138,11 @@ def run_checked(
     stack = find_stack()
     if workdir is not None:
         # Absolute: the runner reads relative paths from the scenario file's own folder.
-        folder = Path(workdir).resolve()
+        folder = Path(os.path.realpath(workdir))
         folder.mkdir(parents=True, exist_ok=True)
         return _run(path, model, arrays, pushes, substitutes, folder, stack, run)
     with tempfile.TemporaryDirectory(prefix="vgfc-run-") as tmp:
-        folder = Path(tmp).resolve()
+        folder = Path(os.path.realpath(tmp))
         return _run(path, model, arrays, pushes, substitutes, folder, stack, run)
 
 
