@@ -59,3 +59,29 @@ def test_the_library_api_refuses_it_too(odd: dict[str, Path], kind: str) -> None
     with pytest.raises(InputError) as caught:
         vgfc.compile(odd[kind])
     assert caught.value.render() == f"{odd[kind]}: cannot read the model: {REASONS[kind]}"
+
+
+@pytest.mark.parametrize("kind", sorted(REASONS))
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (["run", "{vgf}", "-i", "{}"], "input file"),
+        (["run", "{vgf}", "--shader", "m={}"], "shader file"),
+        (["run", "{vgf}", "--push-constants", "0={}"], "push-constant file"),
+        (["verify", "{model}", "-i", "x={}"], "input file"),
+        (["verify", "{model}", "--expected", "y={}"], "expected file"),
+    ],
+)
+def test_run_and_verify_refuse_it_as_an_input_array_or_file(
+    odd: dict[str, Path], tmp_path: Path, vgfc_exe: Any, kind: str, args: list[str], what: str
+) -> None:
+    from tosa_factory import chain
+
+    model = tmp_path / "m.tosa"
+    model.write_bytes(chain(2))
+    vgf = tmp_path / "m.vgf"
+    assert vgfc_exe("compile", "-q", str(model), "-o", str(vgf)).code == 0
+    path = odd[kind]
+    run = vgfc_exe(*(a.format(path, vgf=vgf, model=model) for a in args))
+    assert run.code == 1, run.err
+    assert run.err.strip() == f"error: {path}: cannot read the {what}: {REASONS[kind]}", run.err
