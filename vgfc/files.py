@@ -51,7 +51,6 @@ import errno
 import io
 import mmap
 import os
-import secrets
 import signal
 import stat
 import threading
@@ -551,7 +550,7 @@ def _open_temporary(target: Path, path: Pathish) -> tuple[int, Path]:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:

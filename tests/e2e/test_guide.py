@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
+GUIDE = ROOT / "docs" / "guide.md"
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 EXIT = re.compile(r"#\s*exit:\s*(\d+)\s*$")
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}

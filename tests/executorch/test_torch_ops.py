@@ -283,3 +283,47 @@ def test_the_guides_model_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> No
     exec(compile(code, "docs/pytorch.md", "exec"), scope)
     assert isinstance(scope["pte"], bytes) and len(scope["pte"]) > 0
     assert tuple(scope["eager"].shape) == (1, 2, 22, 18)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("op", "shape", "dtype", "inserted"),
+    [
+        # Three channels: padded to the image's four before the shader, sliced back after it.
+        ("upsample2x", (1, 3, 5, 6), torch.float32, ["TRANSPOSE", "PAD", "CUSTOM", "SLICE"]),
+        # FP16 data for an FP32-only kernel: widened before, narrowed back after.
+        ("swish", (1, 2, 3, 4), torch.float16, ["CAST", "CUSTOM", "CAST"]),
+    ],
+)
+def test_the_conversions_a_kernel_needs_are_in_the_exported_graph(
+    ops: vgfc.executorch.TorchOps,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    op: str,
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    inserted: list[str],
+) -> None:
+    from executorch.backends.arm.vgf import VgfCompileSpec, VgfPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    import vgfc
+    from vgfc.read.reader import load as read_model
+
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return getattr(torch.ops.my_ops, op)(x)
+
+    monkeypatch.setenv("MODEL_CONVERTER_PATH", CONVERTER)
+    spec = VgfCompileSpec()
+    spec.dump_intermediate_artifacts_to(str(tmp_path))
+    partitioner = ops.attach(VgfPartitioner(spec))
+    x = torch.rand(shape).to(dtype)
+    to_edge_transform_and_lower(torch.export.export(Model(), (x,)), partitioner=[partitioner])
+    (tosa,) = tmp_path.glob("output_*TOSA*.tosa")
+    shapes = ("CONST", "CONST_SHAPE")  # the PAD's and SLICE's operands
+    names = [o.op for o in read_model(tosa).operators if o.op not in shapes]
+    at = names.index("CUSTOM")
+    window = names[at - inserted.index("CUSTOM") : at + len(inserted) - inserted.index("CUSTOM")]
+    assert window == inserted, names
+    compiled = vgfc.compile(tosa, shader_timeout=0)
+    assert compiled.vgf is not None and len(compiled.vgf) > 0

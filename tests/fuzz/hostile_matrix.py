@@ -34,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))  # tosa_factory
 
 VGFC = str(Path(sys.executable).parent / "vgfc")
 SECRET = "SECRET-CONTENT-7f3a91"

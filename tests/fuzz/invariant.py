@@ -21,7 +21,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from vgfc.compiler import compile_model
+from vgfc.compiler import Options, compile_model
 from vgfc.diagnostics import ErrorKind, VgfcError
 from vgfc.spirv.spirv_tools import validate
 from vgfc.vgf.decode import decode
@@ -80,12 +80,17 @@ def _message(text: str, path: str, where: str) -> None:
         raise Violation("message-without-file", f"{where}: {text[:MAX_MESSAGE]!r}", text)
 
 
-def run(path: str | os.PathLike[str], deadline_s: float = DEADLINE_S) -> Outcome:
-    """Check and compile ``path``; raise :class:`Violation` (or whatever vgfc raised) on a bug."""
+def run(
+    path: str | os.PathLike[str], deadline_s: float = DEADLINE_S, options: Options | None = None
+) -> Outcome:
+    """Check and compile ``path`` (with ``options``, vgfc's defaults if none); raise
+    :class:`Violation` (or whatever vgfc raised) on a bug."""
     name = os.fspath(path)
     start = time.monotonic()
     check_stages = _Stages()
-    check = compile_model(name, on_stage=check_stages, stop_after="layout", keep_going=True)
+    check = compile_model(
+        name, options, on_stage=check_stages, stop_after="layout", keep_going=True
+    )
     checked = time.monotonic()
     check_stages.end()
     for d in check.diagnostics:
@@ -94,7 +99,7 @@ def run(path: str | os.PathLike[str], deadline_s: float = DEADLINE_S) -> Outcome
     modules = 0
     compile_stages = _Stages()
     try:
-        result = compile_model(name, on_stage=compile_stages)
+        result = compile_model(name, options, on_stage=compile_stages)
     except VgfcError as e:
         error = e
         _message(e.render(), name, "compile error")

@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import DATA, FUZZ
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(FUZZ))  # the fuzzer's modules import each other as plain modules
 
 import surfaces
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "tests" / "data" / "fuzz"
+CORPUS = DATA / "fuzz"
 
 
 NOT_REFUSED = {

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from paths import GOLDEN
 from tosa_factory import T, build, custom
 
-GOLDENS = Path(__file__).resolve().parent / "diagnostics"
+GOLDENS = GOLDEN / "diagnostics"
 STORAGE = "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER"
 SAMPLER = {
     "min_filter": "VK_FILTER_NEAREST",

@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from vgfc.cli.options import compile_options, model_argument
+from vgfc.cli.options import compile_options, max_errors_option, model_argument
 from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_bounded, stderr_console
 from vgfc.compiler import STAGES
 from vgfc.diagnostics import Severity
-from vgfc.limits import LIMITS
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
@@ -25,16 +24,7 @@ __all__ = ["check"]
 @click.command("check")
 @model_argument
 @click.option("--json", "as_json", is_flag=True, help="Print the diagnostics as JSON.")
-@click.option(
-    "--max-errors",
-    type=click.IntRange(min=0),
-    default=LIMITS.check_errors_shown,
-    show_default=True,
-    metavar="N",
-    help="List at most N errors (ops that fail the same way are one, listed with the others' "
-    "numbers), then say how many more there are; 0 lists every error of every op. --json "
-    "keeps them all.",
-)
+@max_errors_option("ops that fail the same way are one, listed with the others' numbers")
 @click.option(
     "--stop-after",
     type=click.Choice(STAGES),

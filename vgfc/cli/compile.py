@@ -194,6 +194,14 @@ def _looks_like_a_model(path: Path) -> bool:
         return False
 
 
+def _real(path: Path) -> Path:
+    """``path`` with its links followed as far as they lead: a symlink loop stays as it is
+    (``Path.resolve`` raises on one), and the file opener refuses it, naming it."""
+    import os
+
+    return Path(os.path.realpath(path))
+
+
 def _jobs(
     models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
 ) -> list[Job]:
@@ -202,7 +210,7 @@ def _jobs(
 
     jobs = []
     writers: dict[Path, Path] = {}
-    inputs = {model.resolve(): model for model in models}
+    inputs = {_real(model): model for model in models}
     for model in models:
         if output is not None:
             target = output
@@ -219,24 +227,23 @@ def _jobs(
         for path in (target, report_path):
             if path is not None and path.is_dir():
                 raise click.UsageError(f"{model}: cannot write {path}: it is a directory")
-            if path is not None and path.resolve() in inputs:
+            if path is not None and _real(path) in inputs:
                 # `--report a.tosa b.tosa`: the flag took the model after it as its FILE.
                 taken = " (--report took the word after it as FILE)" if path == report_path else ""
                 raise click.UsageError(
-                    f"{model}: writing {path} would replace the model "
-                    f"{inputs[path.resolve()]}{taken}"
+                    f"{model}: writing {path} would replace the model {inputs[_real(path)]}{taken}"
                 )
-        if report_path is not None and report_path.resolve() == target.resolve():
+        if report_path is not None and _real(report_path) == _real(target):
             raise click.UsageError(
                 f"{model}: the report and the VGF would both be written to {target}"
             )
-        key = target.resolve()
+        key = _real(target)
         if key in writers:
             raise click.UsageError(
                 f"{writers[key]} and {model} would both be written to {target}: "
                 + (
                     "models in one batch need different file names (stems)"
-                    if writers[key].resolve() != model.resolve()
+                    if _real(writers[key]) != _real(model)
                     else "the model is given twice"
                 )
             )

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from vgfc.cli.options import shader_options
+from vgfc.cli.options import max_errors_option, shader_options
 from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_bounded, stderr_console
-from vgfc.limits import LIMITS
 
 if TYPE_CHECKING:
     from vgfc.shader.options import CompileOptions
@@ -21,15 +20,7 @@ __all__ = ["kernels"]
 @click.command("kernels")
 @click.argument("libraries", nargs=-1, required=True, metavar="LIB...")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries and verdicts as JSON.")
-@click.option(
-    "--max-errors",
-    type=click.IntRange(min=0),
-    default=LIMITS.check_errors_shown,
-    show_default=True,
-    metavar="N",
-    help="List at most N errors (kernels that fail the same way are one), then say how many "
-    "more there are; 0 lists them all. --json keeps them all.",
-)
+@max_errors_option("kernels that fail the same way are one")
 @shader_options
 @handle_errors
 def kernels(

@@ -31,6 +31,8 @@ __all__ = [
     "InputPath",
     "Seconds",
     "compile_options",
+    "inputs_option",
+    "max_errors_option",
     "model_argument",
     "run_options",
     "shader_options",
@@ -59,6 +61,27 @@ class InputPath(click.Path):
 
 model_argument = click.argument("model", type=InputPath())
 """The MODEL.tosa argument of the commands that read a model."""
+
+
+def max_errors_option(grouping: str) -> Callable[[F], F]:
+    """``--max-errors N`` of ``check`` and ``kernels``: at most N errors listed, those that
+    fail the same way counting once (``grouping`` says how, in the help); 0 for all."""
+    from vgfc.limits import LIMITS
+
+    return click.option(
+        "--max-errors",
+        type=click.IntRange(min=0),
+        default=LIMITS.check_errors_shown,
+        show_default=True,
+        metavar="N",
+        help=f"List at most N errors ({grouping}), then say how many more there are; 0 lists "
+        "every error on its own line. --json keeps them all.",
+    )
+
+
+def inputs_option(metavar: str, help: str) -> Callable[[F], F]:
+    """``-i/--input`` of ``run`` and ``verify`` (repeatable), handed over as ``inputs``."""
+    return click.option("-i", "--input", "inputs", multiple=True, metavar=metavar, help=help)
 
 
 class FiniteFloat(click.FloatRange):

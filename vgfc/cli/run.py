@@ -15,7 +15,7 @@ from typing import Any
 import click
 import numpy as np
 
-from vgfc.cli.options import run_options
+from vgfc.cli.options import InputPath, inputs_option, run_options
 from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import InputError
 from vgfc.files import write_atomically
@@ -90,13 +90,20 @@ def parse_pairs(values: tuple[str, ...], option: str, metavar: str) -> list[tupl
 
 
 def load_array(path: str, what: str) -> Array:
+    """A ``.npy`` file as an array, opened as every input is (:func:`vgfc.files.open_input`:
+    a regular file; a FIFO or a device is refused, not waited on)."""
+    import io
+
+    from vgfc.files import open_input
+
     try:
-        with open(path, "rb") as f:
-            if f.read(6) != b"\x93NUMPY":
+        with open_input(path, what=what) as f:
+            if f.header(6) != b"\x93NUMPY":
                 raise InputError(f"{what} '{path}' is not a .npy file")
-        array = np.load(path, allow_pickle=False)
-    except OSError as e:
-        raise InputError(f"cannot read {what} '{path}': {e.strerror or e}") from None
+            data = f.map()
+        array = np.load(io.BytesIO(data), allow_pickle=False)
+    except (OSError, EOFError) as e:
+        raise InputError(f"cannot read {what} '{path}': {e}") from None
     except ValueError as e:
         raise InputError(f"cannot read {what} '{path}': {e}") from None
     if not isinstance(array, np.ndarray):
@@ -108,21 +115,16 @@ def read_push_data(path: str) -> bytes:
     """A .npy file gives its array's bytes; any other file is taken as raw bytes."""
     if path.endswith(".npy"):
         return np.ascontiguousarray(load_array(path, "push-constant file")).tobytes()
-    try:
-        return Path(path).read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read push-constant file '{path}': {e.strerror}") from None
+    from vgfc.files import read_input
+
+    return read_input(path, what="push-constant file")
 
 
 @click.command("run")
-@click.argument("vgf", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-i",
-    "--input",
-    "inputs",
-    multiple=True,
-    metavar="[NAME=]FILE.npy",
-    help="A model input (repeatable): NAME=FILE by the input's name as `vgfc inspect` lists it "
+@click.argument("vgf", type=InputPath())
+@inputs_option(
+    "[NAME=]FILE.npy",
+    "A model input (repeatable): NAME=FILE by the input's name as `vgfc inspect` lists it "
     "(vgfc names inputs after the model's tensors, the reference converter input_<i>) or its "
     "index; FILE alone for inputs in model order.",
 )
@@ -210,10 +212,9 @@ def run(
                 pushes[segment] = read_push_data(path)
     modules: dict[str, bytes] = {}
     for module, path in parse_pairs(shaders, "--shader", "MODULE=FILE.spv"):
-        try:
-            modules[module] = Path(path).read_bytes()
-        except OSError as e:
-            raise InputError(f"cannot read shader file '{path}': {e.strerror}") from None
+        from vgfc.files import read_input
+
+        modules[module] = read_input(path, what="shader file")
 
     start = time.perf_counter()
     device = resolve_device(device)
@@ -258,7 +259,7 @@ def run(
                     "validated": validate,
                     "seconds": seconds,
                     "outputs": summary,
-                    "unwritten": [_unwritten_json(u) for u in result.unwritten],
+                    "unwritten": [u.to_json() for u in result.unwritten],
                 },
                 indent=2,
             )
@@ -304,20 +305,6 @@ def _push_segments(model: Any, key: str) -> list[int]:
             param_hint="--push-constants",
         )
     return found
-
-
-def _unwritten_json(u: Any) -> dict[str, Any]:
-    return {
-        "value": u.value.name if u.value.output else None,
-        "binding": u.value.binding,
-        "output": u.value.output,
-        "count": u.count,
-        "total": u.total,
-        "first_index": u.first,
-        "segment": u.value.writer,
-        "carried_from": u.carried_from,
-        "message": u.describe(),
-    }
 
 
 def _stats(array: Array) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vgfc.cli.options import compile_options, run_options
+from vgfc.cli.options import InputPath, compile_options, inputs_option, run_options
 from vgfc.cli.run import PUSH_CONSTANTS_HELP, push_target, timeout_option
 from vgfc.cli.support import escape, handle_errors
 from vgfc.diagnostics import InputError
@@ -32,14 +32,10 @@ no independent oracle (their numbers were not checked)."""
 
 
 @click.command("verify")
-@click.argument("model", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-i",
-    "--input",
-    "inputs",
-    multiple=True,
-    metavar="NAME=FILE.npy",
-    help="A graph input by its tensor name (repeatable); inputs not given are random (see --seed).",
+@click.argument("model", type=InputPath())
+@inputs_option(
+    "NAME=FILE.npy",
+    "A graph input by its tensor name (repeatable); inputs not given are random (see --seed).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of random inputs.")
 @click.option(
@@ -178,19 +174,7 @@ def _verdict_json(model: Path, verdict: Verdict) -> dict[str, object]:
             {"op": c.op, "label": c.label, "status": c.status.value, "against": c.against}
             for c in verdict.checks
         ],
-        "unwritten": [
-            {
-                "value": u.value.name if u.value.output else None,
-                "binding": u.value.binding,
-                "count": u.count,
-                "total": u.total,
-                "first_index": u.first,
-                "segment": u.value.writer,
-                "carried_from": u.carried_from,
-                "message": u.describe(),
-            }
-            for u in verdict.unwritten
-        ],
+        "unwritten": [u.to_json() for u in verdict.unwritten],
     }
 
 

@@ -100,17 +100,33 @@ def check_elements(
         if info is None:
             continue  # the contract refused it already
         data = _Data(info.numeric, info.bits, info.components, graph.tensors[r.tensor].dtype.value)
-        if b.kind in ("combined_image_sampler", "sampled_image", "storage_image"):
-            _check_image(spec, r, b, b.element, data, info, where)
-        elif b.kind in ("storage_buffer", "uniform_buffer"):
-            note = _check_buffer(spec, r, b, b.element, data, where)
-            if note is not None:
-                notes.append(note)
-        elif b.kind == "tensor":
-            note = _check_tensor(spec, r, b, b.element, data, where)
-            if note is not None:
-                notes.append(note)
+        note = _check_binding(spec, r, b, data, info, where)
+        if note is not None:
+            notes.append(note)
     return notes
+
+
+def _check_binding(
+    spec: ShaderSpec,
+    r: ShaderResource,
+    b: ResourceBinding,
+    data: _Data,
+    info: FormatInfo,
+    where: Location,
+) -> Diagnostic | None:
+    """The element type the shader declares for ``b`` against what ``r``'s tensor holds: an
+    error when it cannot read it, a note when it views it as raw bits."""
+    e = b.element
+    if e is None:
+        return None  # reflection found no element type to hold against the data
+    at = _where(r, where)
+    if b.kind in ("combined_image_sampler", "sampled_image", "storage_image"):
+        _check_image(spec, r, b, e, data, info, at)
+    elif b.kind in ("storage_buffer", "uniform_buffer"):
+        return _check_buffer(spec, r, b, e, data, at)
+    elif b.kind == "tensor":
+        return _check_tensor(spec, r, b, e, data, at)
+    return None
 
 
 def _exact(e: Element, data: _Data) -> bool:
@@ -177,14 +193,8 @@ def _fix(data: _Data, language: str | None) -> str:
 
 
 def _check_buffer(
-    spec: ShaderSpec,
-    r: ShaderResource,
-    b: ResourceBinding,
-    e: Element,
-    data: _Data,
-    where: Location,
+    spec: ShaderSpec, r: ShaderResource, b: ResourceBinding, e: Element, data: _Data, at: Location
 ) -> Diagnostic | None:
-    at = _where(r, where)
     if e.offset:
         shown, excerpt = _declared_at(spec, b)
         raise ShaderError(
@@ -245,16 +255,10 @@ def _check_buffer(
 
 
 def _check_tensor(
-    spec: ShaderSpec,
-    r: ShaderResource,
-    b: ResourceBinding,
-    e: Element,
-    data: _Data,
-    where: Location,
+    spec: ShaderSpec, r: ShaderResource, b: ResourceBinding, e: Element, data: _Data, at: Location
 ) -> Diagnostic | None:
     if _exact(e, data):
         return None
-    at = _where(r, where)
     if e.kind == "uint" and e.bits == data.bits:
         return Diagnostic(
             Severity.NOTE,
@@ -278,9 +282,8 @@ def _check_image(
     e: Element,
     data: _Data,
     info: FormatInfo,
-    where: Location,
+    at: Location,
 ) -> None:
-    at = _where(r, where)
     want = _IMAGE_KIND.get(info.numeric, "float")
     if e.kind != want:
         shown, excerpt = _declared_at(spec, b)
@@ -357,12 +360,7 @@ def check_kernel_elements(
             spec = ShaderSpec(name, "main", (1, 1, 1), None, None, None, None, (), (resource,), ())
             data = _Data(info_.numeric, info_.bits, info_.components, dtype.value)
             try:
-                if b.kind in ("combined_image_sampler", "sampled_image", "storage_image"):
-                    _check_image(spec, resource, b, b.element, data, info_, Location())
-                elif b.kind in ("storage_buffer", "uniform_buffer"):
-                    _check_buffer(spec, resource, b, b.element, data, Location())
-                elif b.kind == "tensor":
-                    _check_tensor(spec, resource, b, b.element, data, Location())
+                _check_binding(spec, resource, b, data, info_, Location())
             except ShaderError as e:
                 shown = kernel.shader.path.name
                 raise ShaderError(

@@ -60,15 +60,13 @@ _IDENTIFIER = b"TOSA"
 
 
 def load(path: str | os.PathLike[str]) -> Graph:
-    """Read a ``.tosa`` file. Constant data stays a view of the memory-mapped file."""
+    """Read a ``.tosa`` file. Constant data stays a view of the memory-mapped file, opened as
+    every input is (:func:`vgfc.files.open_input`: a regular file; a FIFO or a device is refused,
+    never waited on or read without end)."""
+    from vgfc.files import map_input
+
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            buf: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", file=name) from None
-    return loads(buf, source=name)
+    return loads(map_input(name, what="model"), source=name)
 
 
 def loads(data: bytes | bytearray | memoryview | mmap.mmap, source: str | None = None) -> Graph:

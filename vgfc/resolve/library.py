@@ -247,7 +247,7 @@ def load_library(
         raise InputError(f"not valid YAML: {quote(str(e), 200)}", where) from None
     lines = _Lines(node)
     _validate(data, lines, shown)
-    library = Library(file.resolve(), shown, str(data.get("name") or file.stem))
+    library = Library(Path(os.path.realpath(file)), shown, str(data.get("name") or file.stem))
     reader = _Reader(library, data, lines, include_dirs)
     for i, raw in enumerate(data["operators"]):
         entry = reader.entry(i, raw)

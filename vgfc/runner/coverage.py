@@ -88,6 +88,20 @@ class Unwritten:
             return f"output '{self.value.name}'"
         return f"the value passed between segments at binding {self.value.binding}"
 
+    def to_json(self) -> dict[str, object]:
+        """What ``run --json`` and ``verify --json`` list under ``unwritten``."""
+        return {
+            "value": self.value.name if self.value.output else None,
+            "binding": self.value.binding,
+            "output": self.value.output,
+            "count": self.count,
+            "total": self.total,
+            "first_index": self.first,
+            "segment": self.value.writer,
+            "carried_from": self.carried_from,
+            "message": self.describe(),
+        }
+
     def describe(self) -> str:
         if self.carried_from is not None:
             return (

@@ -7,6 +7,7 @@ by piece), the reference converter's VGF run on the same stack, or arrays the us
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -219,7 +220,7 @@ def reference_converter_outputs(
     with tempfile.TemporaryDirectory(prefix="vgfc-refconv-") as tmp:
         vgf = Path(tmp) / "reference.vgf"
         run = subprocess.run(
-            [exe, "--input", str(model.resolve()), "--output", str(vgf)],
+            [exe, "--input", os.path.realpath(model), "--output", str(vgf)],
             capture_output=True,
             text=True,
             timeout=600,

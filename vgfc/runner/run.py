@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,18 +61,12 @@ _LOG_LINE = re.compile(r"\[Scenario-Runner\] (\w+): (.*)$")
 
 
 def run_vgf(
-    vgf_path: str | os.PathLike[str],
-    inputs: Inputs,
-    push_constants: Mapping[int, bytes] | None = None,
-    workdir: str | os.PathLike[str] | None = None,
-    *,
-    shaders: Mapping[str, bytes] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    validate: bool = False,
-    device: str = "cpu",
+    vgf_path: str | os.PathLike[str], inputs: Inputs, *args: Any, **how: Any
 ) -> dict[str, Array]:
     """Run ``vgf_path`` with the scenario runner on lavapipe and return its outputs
-    (:func:`run_checked` without write coverage).
+    (:func:`run_checked` without write coverage, and the same parameters:
+    ``push_constants=None, workdir=None, *, shaders=None, timeout, validate=False,
+    device="cpu"``).
 
     ``inputs`` go by the VGF's input names (or their index as a string) or, as a sequence, in
     model order; arrays are converted to the VGF's element types when no value changes.
@@ -96,17 +91,7 @@ def run_vgf(
     ``run_workgroups_max`` is refused before anything runs; a run that takes longer than
     ``timeout`` seconds is stopped (:class:`VgfcError`).
     """
-    return run_checked(
-        vgf_path,
-        inputs,
-        push_constants,
-        workdir,
-        shaders=shaders,
-        timeout=timeout,
-        validate=validate,
-        device=device,
-        coverage=False,
-    ).outputs
+    return run_checked(vgf_path, inputs, *args, coverage=False, **how).outputs
 
 
 def run_checked(
@@ -124,7 +109,7 @@ def run_checked(
     """:func:`run_vgf`, and with ``coverage`` the elements no segment wrote: every output and
     every value a segment passes to another starts as a canary (:mod:`vgfc.runner.coverage`),
     and what still holds it after the run is reported in :attr:`RunResult.unwritten`."""
-    run = _Run(timeout, validate, resolve_device(device), coverage)
+    device = resolve_device(device)
     path = Path(vgf_path)
     model = read_vgf(path)
     try:
@@ -135,15 +120,14 @@ def run_checked(
         _check_shaders(model, substitutes)
     except VgfcError as e:
         raise e.at(file=str(path)) from None
-    stack = find_stack()
+    run = _Run(timeout, validate, device, find_stack(), arrays, pushes, substitutes, coverage)
     if workdir is not None:
         # Absolute: the runner reads relative paths from the scenario file's own folder.
-        folder = Path(workdir).resolve()
+        folder = Path(os.path.realpath(workdir))
         folder.mkdir(parents=True, exist_ok=True)
-        return _run(path, model, arrays, pushes, substitutes, folder, stack, run)
+        return _run(path, model, folder, run)
     with tempfile.TemporaryDirectory(prefix="vgfc-run-") as tmp:
-        folder = Path(tmp).resolve()
-        return _run(path, model, arrays, pushes, substitutes, folder, stack, run)
+        return _run(path, model, Path(os.path.realpath(tmp)), run)
 
 
 def check_dispatches(model: Model) -> None:
@@ -269,27 +253,27 @@ def _check_shaders(model: Model, shaders: Mapping[str, bytes]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Run:
+    """One run: how it runs, on which stack, with what."""
+
     timeout: float
     validate: bool
     device: str
     """``cpu`` or ``gpu``."""
+    stack: Stack
+    arrays: list[Array]
+    """The inputs, in model order."""
+    pushes: dict[int, bytes]
+    """Push-constant values by segment."""
+    shaders: dict[str, bytes]
+    """SPIR-V that replaces a compute module's code, by module name."""
     coverage: bool = False
 
 
-def _run(
-    vgf: Path,
-    model: Model,
-    arrays: list[Array],
-    pushes: dict[int, bytes],
-    shaders: dict[str, bytes],
-    folder: Path,
-    stack: Stack,
-    run: _Run,
-) -> RunResult:
+def _run(vgf: Path, model: Model, folder: Path, run: _Run) -> RunResult:
     where = str(vgf)
     deadline = time.monotonic() + run.timeout
     if not run.coverage:
-        results = _run_once(vgf, model, arrays, pushes, shaders, folder, stack, run, where, None)
+        results = _run_once(vgf, model, folder, run, where, None)
         return RunResult(results)
     exposed, watched = watch(model)
     source = vgf
@@ -297,7 +281,7 @@ def _run(
         source = folder / "coverage.vgf"
         with source.open("wb") as out:
             encode_to(exposed, out)
-    first = _run_canary(source, exposed, arrays, pushes, shaders, folder, stack, run, where, 0)
+    first = _run_once(source, exposed, folder, run, where, _canaries(exposed, 0))
     found = unwritten(exposed, watched, first)
     if found:
         # Elements that hold the canary: confirmed only when they hold another one as well.
@@ -305,45 +289,32 @@ def _run(
         again = dataclasses.replace(run, timeout=left, validate=False)
         sub = folder / "confirm"
         sub.mkdir(exist_ok=True)
-        second = _run_canary(source, exposed, arrays, pushes, shaders, sub, stack, again, where, 1)
+        second = _run_once(source, exposed, sub, again, where, _canaries(exposed, 1))
         found = unwritten(exposed, watched, first, second)
     names = {o.name for o in model.outputs}
     between = {w.binding: first[w.name] for w in watched if not w.output and w.name in first}
     return RunResult({k: v for k, v in first.items() if k in names}, tuple(found), between)
 
 
-def _run_canary(
-    source: Path,
-    model: Model,
-    arrays: list[Array],
-    pushes: dict[int, bytes],
-    shaders: dict[str, bytes],
-    folder: Path,
-    stack: Stack,
-    run: _Run,
-    where: str,
-    canary: int,
-) -> dict[str, Array]:
-    initial = {i: canary_array(model, o, canary) for i, o in enumerate(model.outputs)}
-    return _run_once(source, model, arrays, pushes, shaders, folder, stack, run, where, initial)
+def _canaries(model: Model, canary: int) -> dict[int, Array]:
+    """What every output holds before a run: canary number ``canary`` (0 or 1)."""
+    return {i: canary_array(model, o, canary) for i, o in enumerate(model.outputs)}
 
 
 def _run_once(
     vgf: Path,
     model: Model,
-    arrays: list[Array],
-    pushes: dict[int, bytes],
-    shaders: dict[str, bytes],
     folder: Path,
-    stack: Stack,
     run: _Run,
     where: str,
     initial: Mapping[int, Array] | None,
 ) -> dict[str, Array]:
-    scenario, outputs = build_scenario(vgf, model, arrays, pushes, shaders, folder, initial)
-    done, log = _execute(scenario, folder, stack, run, run.timeout, where)
+    scenario, outputs = build_scenario(
+        vgf, model, run.arrays, run.pushes, run.shaders, folder, initial
+    )
+    done, log = _execute(scenario, folder, run.stack, run, run.timeout, where)
     if run.validate:
-        _check_validation(model, log, scenario, folder, stack, run, where, done.returncode)
+        _check_validation(model, log, scenario, folder, run.stack, run, where, done.returncode)
     if done.returncode != 0:
         raise VgfcError(_failure(done.returncode, done.stdout + done.stderr), file=where)
     results = {}

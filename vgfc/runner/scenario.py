@@ -16,6 +16,7 @@ How each model input or output travels, by its descriptor type:
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from collections.abc import Mapping, Sequence
@@ -90,7 +91,7 @@ def build_scenario(
     ``push_constants`` maps compute segment index -> bytes; ``shaders`` maps module name ->
     SPIR-V that replaces the module's own code; ``initial`` maps an output's index to what the
     output holds before the run (a write-coverage canary), typed as the output is."""
-    graph: dict[str, object] = {"uid": "vgf", "src": str(vgf.resolve())}
+    graph: dict[str, object] = {"uid": "vgf", "src": os.path.realpath(vgf)}
     resources: list[dict[str, object]] = [{"graph": graph}]
     bindings = []
     outputs = []

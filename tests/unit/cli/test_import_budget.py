@@ -17,11 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "tests"))
-
-from tosa_factory import chain  # noqa: E402
+from tosa_factory import chain
 
 PROBE = """
 import gc, json, sys
@@ -93,7 +89,6 @@ def test_a_compile_without_shaders_stays_within_the_budget(
 
 
 def test_a_compile_with_every_shader_cached_loads_no_shader_compiler(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "tests"))
     from samples_module import SAMPLES_DIR
 
     cache = tmp_path / "cache"

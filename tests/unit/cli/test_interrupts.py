@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[3]
 EXE = str(Path(sys.executable).parent / "vgfc")
 DEADLINE = 120.0
 

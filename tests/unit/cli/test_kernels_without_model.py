@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from paths import SAMPLES_DIR
 
-ROOT = Path(__file__).resolve().parents[3]
-SAMPLE = ROOT / "samples" / "kernels"
+SAMPLE = SAMPLES_DIR / "kernels"
 TEXT = (SAMPLE / "example_ops.yaml").read_text()
 
 

@@ -10,15 +10,15 @@ import stat
 from pathlib import Path
 
 import pytest
+from paths import SAMPLES_DIR
 
-ROOT = Path(__file__).resolve().parents[3]
-KERNELS = ROOT / "samples" / "kernels"
+KERNELS = SAMPLES_DIR / "kernels"
 
 
 @pytest.fixture
 def model(tmp_path: Path) -> Path:
     path = tmp_path / "m.tosa"
-    shutil.copy(ROOT / "samples" / "simple.tosa", path)
+    shutil.copy(SAMPLES_DIR / "simple.tosa", path)
     return path
 
 

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import SAMPLES_DIR
 
-ROOT = Path(__file__).resolve().parents[3]
 EXE = str(Path(sys.executable).parent / "vgfc")
-MODEL = ROOT / "samples" / "simple.tosa"
+MODEL = SAMPLES_DIR / "simple.tosa"
 
 
 def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 import pytest
+from paths import SAMPLES_DIR
 
 from vgfc.cli.run import push_target
 
@@ -38,13 +39,10 @@ def test_run_help_shows_real_input_names(cli) -> None:  # type: ignore[no-untype
 
 def test_run_accepts_a_module_name(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The push sample's compute module is named after its operator: push_affine."""
-    from pathlib import Path
-
     import numpy as np
 
-    root = Path(__file__).resolve().parents[3]
     vgf = tmp_path / "push.vgf"
-    assert cli("compile", str(root / "samples" / "push.tosa"), "-o", str(vgf), "-q").code == 0
+    assert cli("compile", str(SAMPLES_DIR / "push.tosa"), "-o", str(vgf), "-q").code == 0
     np.save(tmp_path / "x.npy", np.zeros((1, 8, 8, 4), np.float32))
     (tmp_path / "pc.bin").write_bytes(np.array([2.0, 1.0], np.float32).tobytes())
     args = ["run", str(vgf), "-i", str(tmp_path / "x.npy"), "--push-constants"]

@@ -10,8 +10,6 @@ from pathlib import Path
 from vgfc.read import tables
 from vgfc.read.spec import derive_tables
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def test_the_tables_agree_with_the_installed_generated_package() -> None:
     """Every code, vtable offset and attribute field the installed package knows is the
@@ -34,7 +32,6 @@ def test_the_tables_agree_with_the_installed_generated_package() -> None:
 
 
 def test_reading_a_model_imports_neither_the_generated_package_nor_numpy(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "tests"))
     from tosa_factory import chain
 
     model = tmp_path / "m.tosa"

@@ -13,12 +13,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from paths import SAMPLES_DIR
 
 from vgfc.diagnostics import InputError
 from vgfc.resolve.library import load_library
 
-ROOT = Path(__file__).resolve().parents[3]
-SAMPLE = ROOT / "samples" / "kernels"
+SAMPLE = SAMPLES_DIR / "kernels"
 TEXT = (SAMPLE / "example_ops.yaml").read_text()
 KERNEL = """  - domain: com.example
     name: Extra

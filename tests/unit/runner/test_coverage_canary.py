@@ -10,12 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import SAMPLES_DIR
 
 from vgfc.runner.coverage import CANARIES, canary_array, unwritten, watch
 from vgfc.vgf.decode import read_vgf
 from vgfc.vgf.model import Category, Model
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +22,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Model:
     out = tmp_path_factory.mktemp("mixed") / "mixed.vgf"
     vgfc = Path(sys.executable).parent / "vgfc"
     done = subprocess.run(
-        [str(vgfc), "compile", str(ROOT / "samples" / "mixed.tosa"), "-o", str(out), "-q"],
+        [str(vgfc), "compile", str(SAMPLES_DIR / "mixed.tosa"), "-o", str(out), "-q"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -5,13 +5,9 @@ user, a crash or another process left there, and none of it may hang, crash or m
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from samples_module import SAMPLES_DIR
 
 from vgfc.compiler import compile_model

@@ -9,18 +9,17 @@ import struct
 from pathlib import Path
 
 import pytest
+from paths import SAMPLES_DIR
 
 from vgfc.compiler import compile_to
 from vgfc.diagnostics import InputError
 from vgfc.vgf.decode import read_vgf
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 @pytest.fixture(scope="module")
 def vgf_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     path = tmp_path_factory.mktemp("vgf") / "m.vgf"
-    compile_to(ROOT / "samples" / "simple.tosa", path)
+    compile_to(SAMPLES_DIR / "simple.tosa", path)
     return path.read_bytes()
 
 

@@ -1,0 +1,259 @@
+"""``vgfc-model-converter``: the installed console script, run the way ExecuTorch runs the
+reference converter.
+
+ExecuTorch 1.5.1 (``executorch[vgf]``, executorch/backends/arm/vgf/backend.py, ``vgf_compile``)
+runs ``[binary, *compile_flags, "-i", X.tosa, "-o", X.tosa.vgf]`` with ``check=True`` and reads
+``X.tosa.vgf``; its preflight (vgf/model_converter.py, ``check_model_converter_environment``)
+runs ``binary --version`` and parses the first four lines of its output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from packaging.version import Version
+from paths import ROOT
+from tosa_factory import Op as FbOp
+from tosa_factory import T, build, chain
+
+SAMPLES = ROOT / "samples"
+EXE = Path(sys.executable).parent / "vgfc-model-converter"
+
+# Copied from executorch 1.5.1, executorch/backends/arm/vgf/model_converter.py:
+# _MODEL_CONVERTER_VERSION_PATTERN and MIN_MODEL_CONVERTER_VERSION.
+EXECUTORCH_VERSION_PATTERN = re.compile(r"\b\d+\.\d+\.\d+(?:[A-Za-z0-9_.+-]*)?\b")
+EXECUTORCH_MIN_VERSION = Version("0.10.0")
+
+
+@dataclass
+class Run:
+    code: int
+    out: bytes
+    err: str
+
+    @property
+    def err_lines(self) -> list[str]:
+        return self.err.splitlines()
+
+
+def converter(*args: str | Path, cwd: Path | None = None) -> Run:
+    assert EXE.is_file(), f"{EXE} is missing: pip install -e . registers the console script"
+    p = subprocess.run(
+        [str(EXE), *map(str, args)],
+        capture_output=True,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+    return Run(p.returncode, p.stdout, p.stderr.decode())
+
+
+@pytest.fixture(scope="module")
+def vgfc_compiled(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], bytes]:
+    """What ``vgfc compile`` writes for a sample (run once per sample)."""
+    vgfc = Path(sys.executable).parent / "vgfc"
+    out_dir = tmp_path_factory.mktemp("vgfc")
+    done: dict[str, bytes] = {}
+
+    def compiled(sample: str) -> bytes:
+        if sample not in done:
+            out = out_dir / f"{sample}.vgf"
+            model = SAMPLES / f"{sample}.tosa"
+            subprocess.run([str(vgfc), "compile", "-q", str(model), "-o", str(out)], check=True)
+            done[sample] = out.read_bytes()
+        return done[sample]
+
+    return compiled
+
+
+def executorch_input(tmp_path: Path, sample: str) -> Path:
+    """The sample where ExecuTorch puts its converter input: output_<tag>.tosa in a temp dir."""
+    tosa = tmp_path / "output_tag0.tosa"
+    shutil.copyfile(SAMPLES / f"{sample}.tosa", tosa)
+    return tosa
+
+
+@pytest.mark.parametrize(
+    ("sample", "flags"),
+    [("mixed", []), ("hlsl", []), ("image", []), ("push", ["--emit-debug-info"])],
+    ids=["mixed", "hlsl", "image", "push --emit-debug-info"],
+)
+def test_executorch_invocation_writes_vgfc_compiles_bytes(
+    tmp_path: Path, vgfc_compiled: Callable[[str], bytes], sample: str, flags: list[str]
+) -> None:
+    tosa = executorch_input(tmp_path, sample)
+    vgf = Path(f"{tosa}.vgf")
+    run = converter(*flags, "-i", tosa, "-o", vgf)
+    assert run.code == 0, run.err
+    assert run.out == b""
+    assert vgf.read_bytes() == vgfc_compiled(sample)
+    assert len(run.err_lines) == len(flags)  # one note per ignored flag, nothing else
+
+
+def test_version_passes_executorchs_preflight() -> None:
+    run = converter("--version")
+    assert run.code == 0, run.err
+    stdout = run.out.decode()
+    # executorch's _command_output: stdout and stderr, stripped, first four lines.
+    text = "\n".join(part.strip() for part in (stdout, run.err) if part.strip())
+    shown = "\n".join(text.splitlines()[:4])
+    match = EXECUTORCH_VERSION_PATTERN.search(shown)
+    assert match is not None, shown
+    assert Version(match.group(0)) >= EXECUTORCH_MIN_VERSION
+    # The reference converter's JSON shape, with vgfc's own version beside it.
+    document = json.loads(stdout)
+    assert document["version"] == match.group(0)
+    assert "vgfc" in document["revision"]
+    assert any(d.startswith("vgfc=") for d in document["dependencies"])
+    assert converter("-v").out == run.out
+
+
+def test_output_to_stdout_is_the_same_file(
+    tmp_path: Path, vgfc_compiled: Callable[[str], bytes]
+) -> None:
+    tosa = executorch_input(tmp_path, "mixed")
+    run = converter("-i", tosa, "-o", "-")
+    assert run.code == 0, run.err
+    assert run.out == vgfc_compiled("mixed")
+    assert converter("-i", tosa).out == run.out  # -o defaults to '-', as in the reference
+
+
+NOTES = [
+    (["--dump-mlir"], "--dump-mlir ignored: vgfc has no MLIR passes"),
+    (["--tosa-flatbuffer-schema", "s.fbs"], "--tosa-flatbuffer-schema ignored"),
+    (["--experimental-analysis"], "'vgfc check MODEL'"),
+    (["--custom-op-domain-to-opcode", "a.b:1"], "--custom-op-domain-to-opcode ignored"),
+    (["--custom-op-domain-to-opcode=a.b:1"], "--custom-op-domain-to-opcode ignored"),
+    (["--enable-bespoke"], "--enable-bespoke ignored"),
+    (["--type-narrowing", "full"], "--type-narrowing full ignored"),
+    (["--type-narrowing=partial"], "--type-narrowing partial ignored"),
+]
+
+
+@pytest.mark.parametrize(("flags", "note"), NOTES, ids=[" ".join(f) for f, _ in NOTES])
+def test_options_without_meaning_are_noted_once(
+    tmp_path: Path, vgfc_compiled: Callable[[str], bytes], flags: list[str], note: str
+) -> None:
+    tosa = executorch_input(tmp_path, "simple")
+    vgf = tmp_path / "out.vgf"
+    run = converter(*flags, "-i", tosa, "-o", vgf)
+    assert run.code == 0, run.err
+    assert len(run.err_lines) == 1
+    assert run.err_lines[0].startswith("vgfc-model-converter: note: ")
+    assert note in run.err_lines[0]
+    assert vgf.read_bytes() == vgfc_compiled("simple")
+
+
+@pytest.mark.parametrize(
+    "flags", [["--require-static-shape"], ["--type-narrowing", "none"]], ids=" ".join
+)
+def test_options_vgfc_already_satisfies_pass_silently(tmp_path: Path, flags: list[str]) -> None:
+    tosa = executorch_input(tmp_path, "simple")
+    run = converter(*flags, "-i", tosa, "-o", tmp_path / "out.vgf")
+    assert (run.code, run.err) == (0, "")
+
+
+def _replicated_constant_model(tmp_path: Path) -> Path:
+    """ADD of a constant of four equal elements: lowered to OpConstantCompositeReplicateEXT."""
+    path = tmp_path / "replicated.tosa"
+    c = T("c", data=np.full((1, 4), 2.0, np.float32))
+    ops = [FbOp("CONST", [], ["c"]), FbOp("ADD", ["x", "c"], ["y"])]
+    path.write_bytes(build([T("x"), c, T("y")], ops, ["x"], ["y"]))
+    return path
+
+
+def test_disable_replicated_composites_refuses_a_result_that_needs_them(tmp_path: Path) -> None:
+    model = _replicated_constant_model(tmp_path)
+    assert converter("-i", model, "-o", tmp_path / "ok.vgf").code == 0
+    out = tmp_path / "out.vgf"
+    run = converter("--disable-replicated-composites", "-i", model, "-o", out)
+    assert run.code == 1
+    assert len(run.err_lines) == 1
+    assert "--disable-replicated-composites: module 'graph_partition_0'" in run.err
+    assert not out.exists()
+    # A model without such constants compiles as usual under the flag.
+    tosa = executorch_input(tmp_path, "mixed")
+    run = converter("--disable-replicated-composites", "-i", tosa, "-o", out)
+    assert (run.code, run.err) == (0, "")
+
+
+DANGLING = build([T("x"), T("y")], [FbOp("ABS", ["nope"], ["y"])], ["x"], ["y"])
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("model", "flags", "code", "message"),
+    [
+        (lambda t: _write(t, "bad.tosa", b"ONNX" * 4), [], 1, "not a TOSA flatbuffer"),
+        (lambda t: _write(t, "dangling.tosa", DANGLING), [], 1, "tensor 'nope'"),
+        (lambda t: _write(t, "ok.tosa", chain()), ["--tosa-flatbuffer"], 1, "VGF files only"),
+        (lambda t: _write(t, "ok.tosa", chain()), ["--no-such-flag"], 2, "--no-such-flag"),
+        (lambda t: t / "missing.tosa", [], 2, "does not exist"),
+    ],
+    ids=["not-tosa", "dangling", "tosa-flatbuffer", "unknown-flag", "missing"],
+)  # fmt: skip
+def test_errors_are_one_line_and_leave_no_file(
+    tmp_path: Path, model: Callable[[Path], Path], flags: list[str], code: int, message: str
+) -> None:
+    tosa = model(tmp_path)
+    out = tmp_path / "out.vgf"
+    run = converter(*flags, "-i", tosa, "-o", out)
+    assert run.code == code
+    assert len(run.err_lines) == 1, run.err
+    assert run.err_lines[0].startswith("error: ")
+    assert message in run.err
+    assert run.out == b""
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_an_error_leaves_an_existing_output_as_it_was(tmp_path: Path) -> None:
+    out = _write(tmp_path, "out.vgf", b"old")
+    run = converter("-i", _write(tmp_path, "bad.tosa", b"junk" * 4), "-o", out)
+    assert run.code == 1
+    assert out.read_bytes() == b"old"
+
+
+def test_missing_input_option_is_a_usage_error(tmp_path: Path) -> None:
+    run = converter("-o", tmp_path / "out.vgf")
+    assert run.code == 2
+    assert run.err_lines == [
+        "error: Missing option '-i' / '--input' (see vgfc-model-converter --help)"
+    ]
+
+
+def test_help_names_the_reference_options() -> None:
+    run = converter("--help")
+    assert run.code == 0
+    text = run.out.decode()
+    for option in (
+        "--input",
+        "--output",
+        "--version",
+        "--tosa-flatbuffer",
+        "--tosa-flatbuffer-schema",
+        "--dump-mlir",
+        "--emit-debug-info",
+        "--disable-replicated-composites",
+        "--require-static-shape",
+        "--experimental-analysis",
+        "--custom-op-domain-to-opcode",
+        "--enable-bespoke",
+        "--type-narrowing",
+    ):
+        assert option in text
