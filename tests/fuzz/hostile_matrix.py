@@ -273,6 +273,20 @@ def cases() -> list[Case]:
                     str(make(w, "other.vgf")),
                 ],
             )
+        if what not in ("folder",):
+            # The model and run's arrays go through the same opener (a FIFO once blocked both).
+            add(
+                "files",
+                f"model is a {what}",
+                lambda w, make=make: ["compile", str(make(w, "m.tosa")), "-o", str(w / "o.vgf")],
+                "m.tosa" if what not in ("/dev/zero", "/proc file") else "",
+            )
+            add(
+                "files",
+                f"run input is a {what}",
+                lambda w, make=make: ["run", str(_vgf(w)), "-i", str(make(w, "x.npy"))],
+                "x.npy" if what not in ("/dev/zero", "/proc file") else "",
+            )
         add(
             "files",
             f"library shader file is a {what}",
