@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from reference_tools import tool  # noqa: E402
 from samples_module import SAMPLES_DIR, load_samples_module  # noqa: E402
