@@ -103,7 +103,7 @@ def _stamp() -> str:
     for path in (
         Path(__file__),
         ROOT / "scripts" / "bench_models.py",
-        ROOT / "tests" / "tosa_factory.py",
+        ROOT / "tests" / "support" / "tosa_factory.py",
     ):
         digest.update(path.read_bytes())
     return digest.hexdigest()
