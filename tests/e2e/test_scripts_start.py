@@ -32,3 +32,21 @@ def test_the_script_starts(script: object) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "usage:" in done.stdout.lower(), done.stdout[-500:]
+
+
+def test_the_bench_models_are_made(tmp_path: object) -> None:
+    """make bench's first step, on its smallest model: the script reads the builders it stamps
+    its models with (a moved builder once failed it after --help had passed)."""
+    from pathlib import Path
+
+    out = Path(str(tmp_path))
+    only = ("--only", "chain1k")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_bench_models.py"), "--out", str(out), *only],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (out / "chain1k.tosa").stat().st_size > 0
