@@ -45,7 +45,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ImportError as e:  # pragma: no cover - the extra is not installed
+    raise ImportError(
+        "vgfc.executorch needs torch and ExecuTorch: pip install 'vgfc[executorch]'"
+    ) from e
 
 from vgfc.diagnostics import InputError, Location, VgfcError
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, DType, Graph, Operator, Tensor, Version

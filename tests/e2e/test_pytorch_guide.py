@@ -57,3 +57,15 @@ def test_the_shader_in_the_guide_is_the_samples() -> None:
     for statement in re.split(r"(?<=[;{}])", shader):
         if statement.strip():
             assert " ".join(statement.split()) in code, statement
+
+
+def test_without_the_extra_the_import_says_what_to_install() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['torch'] = None; import vgfc.executorch"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "ImportError: vgfc.executorch needs torch and ExecuTorch: pip install 'vgfc[executorch]'"
+    )
