@@ -17,6 +17,7 @@ said so, elsewhere.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import shlex
@@ -896,17 +897,62 @@ def run_case(case: Case, base: Path) -> Outcome:
 
 
 def _signal_when_writing(proc: subprocess.Popen[bytes], work: Path, sig: int) -> list[int]:
-    """Send ``sig`` once a temporary output file exists (polling, with a deadline); returns
-    the process's children at that moment."""
-    deadline = time.monotonic() + MAX_SECONDS
-    while time.monotonic() < deadline and proc.poll() is None:
-        if any(p.name.endswith(".tmp") for p in work.rglob(".*")):
-            break
-        time.sleep(0.002)
+    """Send ``sig`` once a temporary output file exists: the folders under ``work`` are watched
+    with inotify, so the wait ends on the file's creation, not after a guessed time (the deadline
+    only bounds a command that never writes one). Returns the process's children at that
+    moment."""
+    with _Created(work) as created:
+        deadline = time.monotonic() + MAX_SECONDS
+        while proc.poll() is None and not any(p.name.endswith(".tmp") for p in work.rglob(".*")):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            created.wait(left)
     children = _children(proc.pid)
     if proc.poll() is None:
         proc.send_signal(sig)
     return children
+
+
+class _Created:
+    """An inotify watch for files created in a folder and its subfolders (Linux): ``wait``
+    returns as soon as one is, or after ``timeout`` seconds. The standard library has no inotify
+    binding; this is the three libc calls it needs, through ctypes."""
+
+    IN_CREATE = 0x100
+    IN_NONBLOCK = os.O_NONBLOCK
+    IN_CLOEXEC = os.O_CLOEXEC
+
+    def __init__(self, folder: Path) -> None:
+        import ctypes
+
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.folder = folder
+        self.fd = self.libc.inotify_init1(self.IN_NONBLOCK | self.IN_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        self._watch()
+
+    def _watch(self) -> None:
+        """Watch the folder and every subfolder (again: a folder the command made since is new;
+        a second watch on a known one is the same watch)."""
+        for path in (self.folder, *(p for p in self.folder.rglob("*") if p.is_dir())):
+            self.libc.inotify_add_watch(self.fd, os.fsencode(path), self.IN_CREATE)
+
+    def wait(self, timeout: float) -> None:
+        import select
+
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(self.fd, 65536)
+            self._watch()
+
+    def __enter__(self) -> _Created:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
 
 
 def _children(pid: int) -> list[int]:
@@ -922,13 +968,30 @@ def _children(pid: int) -> list[int]:
 
 
 def _orphans(pids: list[int]) -> list[int]:
-    """The processes of ``pids`` still alive after a grace period (zombies count as gone)."""
-    deadline = time.monotonic() + 10
-    alive = pids
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if _alive(p)]
-        time.sleep(0.05)
-    return alive
+    """The processes of ``pids`` still alive after a grace period (zombies count as gone): each
+    is watched through a pidfd, which becomes readable when the process ends, so the wait ends
+    on the exits themselves."""
+    import select
+
+    fds = {}
+    for pid in pids:
+        try:
+            fds[os.pidfd_open(pid)] = pid
+        except OSError:  # gone already
+            continue
+    try:
+        deadline = time.monotonic() + 10
+        waiting = set(fds)
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select(list(waiting), [], [], left)
+            waiting -= set(ready)
+        return [fds[fd] for fd in waiting if _alive(fds[fd])]
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def _alive(pid: int) -> bool:
