@@ -12,7 +12,6 @@ of date instead of writing it.
 
 from __future__ import annotations
 
-import argparse
 import pprint
 import sys
 from pathlib import Path
@@ -50,16 +49,9 @@ def render() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if the file is out of date")
-    args = parser.parse_args()
-    text = render()
-    if args.check:
-        if not TARGET.exists() or TARGET.read_text() != text:
-            sys.exit(f"{TARGET.relative_to(ROOT)} is out of date: run {Path(__file__).name}")
-        return
-    TARGET.write_text(text)
-    print(f"wrote {TARGET.relative_to(ROOT)}")
+    from _generated import write_or_check
+
+    write_or_check(TARGET, render, __file__, __doc__)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ SCRIPTS = sorted(
     p
     for folder in ("scripts", "benchmarks")
     for p in (ROOT / folder).glob("*.py")
-    if p.name not in NEEDS_TORCH
+    if p.name not in NEEDS_TORCH and not p.name.startswith("_")  # _name.py: a shared module
 )
 
 
