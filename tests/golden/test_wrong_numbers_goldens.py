@@ -110,6 +110,42 @@ def library(folder: Path, kernel: str, shader: str, extra: str = "", entry: str 
 # -- the cases: each writes its files into the current folder and returns the command --------
 
 
+def image_copy(
+    path: Path,
+    *,
+    sampler: str = "sampler2D",
+    qualifier: str = "rgba32f",
+    fetch: str = "texelFetch(src, p, 0)",
+    fmt: str,
+) -> None:
+    """A 4x4 four-channel image copied by a shader: a combined image sampler in, a storage image
+    out; the cases change the sampler's type, the output's format qualifier or the format."""
+    code = textwrap.dedent(
+        f"""\
+        #version 450
+        layout(local_size_x = 4, local_size_y = 4) in;
+        layout(set = 0, binding = 0) uniform {sampler} src;
+        layout(set = 0, binding = 1, {qualifier}) uniform writeonly image2D dst;
+        void main() {{
+            ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+            imageStore(dst, p, {fetch});
+        }}
+        """
+    )
+    shader_model(
+        path,
+        code,
+        fmt=fmt,
+        shape=(1, 4, 4, 4),
+        counts=(1, 1, 1),
+        descriptors=(
+            "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
+            "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
+        ),
+        input_0_sampler=SAMPLER,
+    )
+
+
 def element_float_over_fp16(d: Path) -> list[str]:
     shader_model(d / "m.tosa", glsl("float x[]", "float y[]"), "FP16", "VK_FORMAT_R16_SFLOAT")
     return ["compile", "m.tosa", "-q"]
@@ -132,58 +168,17 @@ def element_header_offset(d: Path) -> list[str]:
 
 
 def element_sampled_image_type(d: Path) -> list[str]:
-    code = textwrap.dedent(
-        """\
-        #version 450
-        layout(local_size_x = 4, local_size_y = 4) in;
-        layout(set = 0, binding = 0) uniform isampler2D src;
-        layout(set = 0, binding = 1, rgba32f) uniform writeonly image2D dst;
-        void main() {
-            ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-            imageStore(dst, p, vec4(texelFetch(src, p, 0)));
-        }
-        """
-    )
-    shader_model(
+    image_copy(
         d / "m.tosa",
-        code,
+        sampler="isampler2D",
+        fetch="vec4(texelFetch(src, p, 0))",
         fmt="VK_FORMAT_R32G32B32A32_SFLOAT",
-        shape=(1, 4, 4, 4),
-        counts=(1, 1, 1),
-        descriptors=(
-            "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
-            "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
-        ),
-        input_0_sampler=SAMPLER,
     )
     return ["compile", "m.tosa", "-q"]
 
 
 def element_storage_image_qualifier(d: Path) -> list[str]:
-    code = textwrap.dedent(
-        """\
-        #version 450
-        layout(local_size_x = 4, local_size_y = 4) in;
-        layout(set = 0, binding = 0) uniform sampler2D src;
-        layout(set = 0, binding = 1, rgba16f) uniform writeonly image2D dst;
-        void main() {
-            ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-            imageStore(dst, p, texelFetch(src, p, 0));
-        }
-        """
-    )
-    shader_model(
-        d / "m.tosa",
-        code,
-        fmt="VK_FORMAT_R32G32B32A32_SFLOAT",
-        shape=(1, 4, 4, 4),
-        counts=(1, 1, 1),
-        descriptors=(
-            "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
-            "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
-        ),
-        input_0_sampler=SAMPLER,
-    )
+    image_copy(d / "m.tosa", qualifier="rgba16f", fmt="VK_FORMAT_R32G32B32A32_SFLOAT")
     return ["compile", "m.tosa", "-q"]
 
 
@@ -280,30 +275,7 @@ def compose_error_names_the_library(d: Path) -> list[str]:
 
 
 def image_c4_declared_r32(d: Path) -> list[str]:
-    code = textwrap.dedent(
-        """\
-        #version 450
-        layout(local_size_x = 4, local_size_y = 4) in;
-        layout(set = 0, binding = 0) uniform sampler2D src;
-        layout(set = 0, binding = 1, rgba32f) uniform writeonly image2D dst;
-        void main() {
-            ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-            imageStore(dst, p, texelFetch(src, p, 0));
-        }
-        """
-    )
-    shader_model(
-        d / "m.tosa",
-        code,
-        fmt="VK_FORMAT_R32_SFLOAT",
-        shape=(1, 4, 4, 4),
-        counts=(1, 1, 1),
-        descriptors=(
-            "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
-            "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
-        ),
-        input_0_sampler=SAMPLER,
-    )
+    image_copy(d / "m.tosa", fmt="VK_FORMAT_R32_SFLOAT")
     return ["compile", "m.tosa", "-q"]
 
 
