@@ -225,20 +225,20 @@ def _define(entry: Entry) -> TorchOp:
             )
         op = dataclasses.replace(known[2], entry=entry)
         _DEFINED[qualname] = (entry.torch, known[1], op)
-        _ENTRIES[qualname] = entry
         return op
     namespace, name = qualname.split("::")
     library = torch.library.Library(namespace, "FRAGMENT")
     library.define(entry.torch.split("::", 1)[1])
-    _ENTRIES[qualname] = entry
     library.impl(name, _eager(qualname), "CompositeExplicitAutograd")
     torch.library.register_fake(qualname, _fake(qualname), lib=library)
     _DEFINED[qualname] = (entry.torch, library, op)
     return op
 
 
-_ENTRIES: dict[str, Entry] = {}
-"""The entry each defined op follows now (a library loaded again replaces it)."""
+def _current(qualname: str) -> TorchOp:
+    """The op as the library loaded last defines it (a library loaded again replaces its
+    entry; the torch op, defined once, follows)."""
+    return _DEFINED[qualname][2]
 
 
 def _check(op: TorchOp, where: Location) -> None:
@@ -342,8 +342,8 @@ def _outputs(op: TorchOp, bound: Mapping[str, Any]) -> list[Tensor]:
 
 def _eager(qualname: str) -> Any:
     def eager(*args: Any, **kwargs: Any) -> torch.Tensor:
-        op = _DEFINED[qualname][2]
-        entry = _ENTRIES[qualname]
+        op = _current(qualname)
+        entry = op.entry
         if entry.reference is None:
             where = entry.where().render()
             raise RuntimeError(
@@ -352,7 +352,6 @@ def _eager(qualname: str) -> Any:
             )
         from vgfc.resolve.reference import call_reference
 
-        op = dataclasses.replace(op, entry=entry)
         bound = op.bind(args, kwargs)
         arrays = [bound[n].detach().cpu().numpy() for n in entry.inputs]
         (out,) = call_reference(entry, arrays, op.params(bound), _outputs(op, bound))
@@ -363,7 +362,7 @@ def _eager(qualname: str) -> Any:
 
 def _fake(qualname: str) -> Any:
     def fake(*args: Any, **kwargs: Any) -> torch.Tensor:
-        op = dataclasses.replace(_DEFINED[qualname][2], entry=_ENTRIES[qualname])
+        op = _current(qualname)
         bound = op.bind(args, kwargs)
         (out,) = _outputs(op, bound)
         _plan(op, bound)  # a call the kernels cannot take fails here, at export
@@ -473,8 +472,8 @@ def _plan(op: TorchOp, bound: Mapping[str, Any]) -> _Plan:
     selection, shader compilation, validation and the cross-check run here, once per distinct
     call, so that a call the kernels cannot take fails at export naming the op, the entry and
     the candidates, and no payload vgfc has not checked reaches a converter."""
-    entry = _ENTRIES[op.qualname]
-    op = dataclasses.replace(op, entry=entry)
+    op = _current(op.qualname)
+    entry = op.entry
     inputs = _operands(op, bound)
     params = op.params(bound)
     key = (
@@ -554,8 +553,9 @@ def _payload(ir: Operator, model: Graph, op: TorchOp, options: Options) -> bytes
 def _rewrite(graph: Any, node: Any, op: TorchOp) -> None:
     """Replace ``node`` (a call of ``op``) by the conversions and ``tosa.CUSTOM`` op of its
     plan."""
+    op = _current(op.qualname)
     bound = op.bind(node.args, node.kwargs)
-    entry = _ENTRIES[op.qualname]
+    entry = op.entry
     plan = _plan(op, {**bound, **{name: bound[name].meta["val"] for name in entry.inputs}})
     nodes = {name: bound[name] for name in entry.inputs}
     with graph.inserting_before(node):

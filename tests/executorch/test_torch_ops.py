@@ -327,3 +327,29 @@ def test_the_conversions_a_kernel_needs_are_in_the_exported_graph(
     assert window == inserted, names
     compiled = vgfc.compile(tosa, shader_timeout=0)
     assert compiled.vgf is not None and len(compiled.vgf) > 0
+
+
+def test_loading_again_follows_the_new_entry_and_a_clashing_schema_is_refused(
+    tmp_path: Path,
+) -> None:
+    first = tmp_path / "one"
+    first.mkdir()
+    vgfc.executorch.load(_library(first, 'torch: "again_ops::double(Tensor x) -> Tensor"'))
+    x = torch.ones(1, 2, 2, 4)
+    assert torch.equal(torch.ops.again_ops.double(x), 2 * x)
+    # The same schema again, its reference now triples: eager follows the entry loaded last.
+    second = tmp_path / "two"
+    second.mkdir()
+    library = _library(second, 'torch: "again_ops::double(Tensor x) -> Tensor"')
+    (second / "double_ref.py").write_text("def double(x, **params):\n    return 3 * x\n")
+    vgfc.executorch.load(library)
+    assert torch.equal(torch.ops.again_ops.double(x), 3 * x)
+    third = tmp_path / "three"
+    third.mkdir()
+    clash = _library(
+        third,
+        'torch: "again_ops::double(Tensor x, int k=1) -> Tensor"',
+        params="params: {encoding: json, fields: [{name: k, type: i32, default: 1}]}",
+    )
+    with pytest.raises(InputError, match="already defined in this process with another schema"):
+        vgfc.executorch.load(clash)
