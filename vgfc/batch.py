@@ -13,11 +13,14 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from vgfc.record import record
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from vgfc.compiler import Options
     from vgfc.diagnostics import Diagnostic
 
@@ -32,7 +35,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Job:
     """One model of a batch and where its files go."""
 
@@ -41,7 +44,7 @@ class Job:
     report: Path | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Outcome:
     """What became of one :class:`Job`: small, so that it crosses from a worker process."""
 

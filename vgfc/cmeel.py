@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import sysconfig
 from pathlib import Path
 
 from vgfc.diagnostics import UnsupportedError
@@ -24,10 +23,14 @@ def cmeel_file(distribution: str, *candidates: str) -> Path:
     from where the user happens to be. Several candidates let callers name a library the way
     each platform spells it.
     """
-    paths = sysconfig.get_paths()
     roots = [Path(p) for p in sys.path if p and Path(p).is_absolute() and p != os.getcwd()]
-    roots += [Path(paths["purelib"]), Path(paths["platlib"])]
     found = _first(roots, candidates)
+    if found is not None:
+        return found
+    import sysconfig  # its paths load the build's configuration (3 ms): after sys.path
+
+    paths = sysconfig.get_paths()
+    found = _first([Path(paths["purelib"]), Path(paths["platlib"])], candidates)
     if found is not None:
         return found
     import importlib.metadata  # 10 ms to import: only when the folders above lack the file

@@ -20,21 +20,22 @@ the one ``vgfc compile`` stops at.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
 
 from vgfc.diagnostics import Diagnostic, Severity, VgfcError
 from vgfc.ir import Graph
 from vgfc.partition import Plan
+from vgfc.record import field, record, replace
 from vgfc.shader.options import CompileOptions
 from vgfc.vgf.model import Model
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
     from vgfc.lower import Lowered, LoweredModule
     from vgfc.resolve import Resolution
     from vgfc.resolve.library import Library
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Options:
     """What a compile can be asked to do differently (the command line's compile options)."""
 
@@ -80,12 +81,12 @@ class Options:
 # -- where the encoded VGF goes ----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToBytes:
     """Keep the VGF in :attr:`Compilation.vgf`."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToFile:
     """Stream the VGF to ``path`` atomically (constants go from the mapped input to disk without
     a copy in memory), and write the JSON report to ``report`` first: on any error, neither the
@@ -100,7 +101,7 @@ class ToFile:
     its summary first, so that output it cannot print leaves the old files)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToStream:
     """Write the VGF to an open binary stream (``vgfc-model-converter -o -``)."""
 
@@ -111,7 +112,7 @@ Sink = ToBytes | ToFile | ToStream
 """Where the encode stage puts the VGF."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Compilation:
     """What the pipeline produced. A stage that did not run (stopped, or an earlier error with
     ``keep_going``) leaves its field ``None``."""
@@ -174,7 +175,7 @@ class _Run:
 
     def keep(self, **produced: Any) -> None:
         """Record what a stage produced, for the result."""
-        self.result = dataclasses.replace(self.result, **produced)
+        self.result = replace(self.result, **produced)
 
     def fail(self, error: VgfcError) -> None:
         """An error of a stage that can go on past it: raised, or kept with ``keep_going``."""
@@ -187,7 +188,7 @@ class _Run:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
     def finished(self) -> Compilation:
-        return dataclasses.replace(
+        return replace(
             self.result, diagnostics=tuple(self.diagnostics), timings=tuple(self.timings)
         )
 
@@ -329,7 +330,7 @@ def _write(run: _Run, model: Model, sink: ToFile) -> None:
             from vgfc.report import compile_report
 
             elapsed = ("encode", time.perf_counter() - run.stage_started)
-            done = dataclasses.replace(run.finished(), timings=(*run.timings, elapsed))
+            done = replace(run.finished(), timings=(*run.timings, elapsed))
             doc = compile_report(done, str(sink.path), written=(size, digest.hexdigest()))
             text = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
             together.append(stage(sink.report, text, inputs=(*inputs, sink.path)))
@@ -351,7 +352,7 @@ def input_files(source: str | os.PathLike[str], options: Options) -> tuple[Path,
     return tuple(files)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Stage:
     """One stage of the pipeline: its name and what it does to the run. ``run`` returns False
     when the stages after it must not run (an error kept with ``keep_going``)."""

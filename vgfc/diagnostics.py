@@ -12,12 +12,11 @@ with :meth:`VgfcError.at` while the error unwinds, so a deep helper never needs 
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from vgfc.limits import LIMITS, clip, quote
+from vgfc.record import asdict, fields, record, replace
 
 __all__ = [
     "Diagnostic",
@@ -33,7 +32,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Location:
     """Where a diagnostic points. Every field is optional; present ones are rendered in order."""
 
@@ -111,10 +110,10 @@ class Location:
 
     def as_dict(self) -> dict[str, object]:
         """The fields that are set, for JSON output."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
-_LOCATION_FIELDS = tuple(f.name for f in dataclasses.fields(Location))
+_LOCATION_FIELDS = fields(Location)
 
 
 class ErrorKind(enum.Enum):
@@ -137,7 +136,7 @@ class Severity(enum.Enum):
     """Worth knowing, nothing wrong: a documented idiom vgfc recognised (a raw-bits view)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Diagnostic:
     """One message with its location; errors become :class:`VgfcError`, warnings are collected."""
 
@@ -182,7 +181,7 @@ class VgfcError(Exception):
     ) -> None:
         loc = location or Location()
         if where:
-            loc = dataclasses.replace(loc, **where)  # type: ignore[arg-type]
+            loc = replace(loc, **where)
         self.message = clip(message, LIMITS.message_length)
         self.location = loc
         self.excerpt = excerpt
@@ -192,7 +191,7 @@ class VgfcError(Exception):
         """Fill in location fields this error does not have yet; returns ``self`` for ``raise``."""
         extra = location or Location()
         if where:
-            extra = dataclasses.replace(extra, **where)  # type: ignore[arg-type]
+            extra = replace(extra, **where)
         self.location = self.location.merged(extra)
         self.args = (self.render(),)
         return self

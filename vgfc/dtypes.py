@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
 
 from vgfc.diagnostics import UnsupportedError
+from vgfc.record import record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
+
     import numpy as np
+
+    ElementKind: TypeAlias = Literal["bool", "int", "float"]
+else:
+    ElementKind = str  # a type alias for type checkers (vgfc.ir says why)
 
 __all__ = [
     "DType",
@@ -72,10 +78,7 @@ class DType(enum.Enum):
         return _TABLE[self].storage_bits
 
 
-ElementKind = Literal["bool", "int", "float"]
-
-
-@dataclass(frozen=True, slots=True)
+@record
 class SpirvElement:
     """The SPIR-V scalar type of a tensor element, as the reference converter encodes it."""
 
@@ -87,7 +90,7 @@ class SpirvElement:
     extension: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShaderFormats:
     """The formats a shader resource may view a tensor of this type through."""
 
@@ -100,7 +103,7 @@ class ShaderFormats:
 _ML_DTYPES = "ml_dtypes."
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DTypeInfo:
     """One row of the table: everything vgfc knows about one TOSA element type."""
 

@@ -36,7 +36,6 @@ subprocess (``MODEL_CONVERTER_PATH``, e.g. ``vgfc-model-converter``) converts th
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import operator
 import os
@@ -45,6 +44,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from vgfc.record import record, replace
 
 try:
     import torch
@@ -84,7 +85,7 @@ _SCALARS = {
 """A schema argument's type and the parameter types it may carry."""
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class TorchOp:
     """One kernel-library entry as a PyTorch op."""
 
@@ -223,7 +224,7 @@ def _define(entry: Entry) -> TorchOp:
                 f"{qualname} is already defined in this process with another schema ({known[0]})",
                 where,
             )
-        op = dataclasses.replace(known[2], entry=entry)
+        op = replace(known[2], entry=entry)
         _DEFINED[qualname] = (entry.torch, known[1], op)
         return op
     namespace, name = qualname.split("::")
@@ -448,7 +449,7 @@ def _rewrite_pass() -> Any:
     return RewriteVgfcOps()
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class _Plan:
     """What one call of an op (its shapes, types and parameters) becomes: vgfc's binding, the
     conversions and the shader op, with each shader op's payload written and checked."""
@@ -505,7 +506,7 @@ def _plan(op: TorchOp, bound: Mapping[str, Any]) -> _Plan:
 
     try:
         binding = bind_op(custom, model, entry, auto_convert=options.auto_convert)
-        after = dataclasses.replace(model, tensors={**model.tensors, **binding.tensors})
+        after = replace(model, tensors={**model.tensors, **binding.tensors})
         payloads = {
             ir.outputs[0]: _payload(ir, after, op, options)
             for ir in binding.operators
@@ -542,7 +543,7 @@ def _payload(ir: Operator, model: Graph, op: TorchOp, options: Options) -> bytes
     assert module.spirv is not None
     payload = payload_bytes(shader_payload(spec, module.spirv, module.dispatch))
     attrs = {"domain_name": CUSTOM_SHADER_DOMAIN, "operator_name": op.operator_name}
-    written = dataclasses.replace(ir, attrs={**attrs, "implementation_attrs": payload}, shader=None)
+    written = replace(ir, attrs={**attrs, "implementation_attrs": payload}, shader=None)
     check_contract(parse_shader_spec(written, model), written, model)
     result = model.tensors[ir.outputs[0]]
     assert result.shape is not None

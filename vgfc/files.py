@@ -55,13 +55,16 @@ import signal
 import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from vgfc.diagnostics import InputError, Location
 from vgfc.limits import quote
+from vgfc.record import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "WRITES",
@@ -356,7 +359,7 @@ def _signals_held() -> Iterator[None]:
 # --- writing --------------------------------------------------------------------------------
 
 
-@dataclass
+@record(frozen=False)
 class WriteLog:
     """Which outputs this process has replaced, and which it left alone after starting them."""
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Union
 
 from vgfc.diagnostics import Location
 from vgfc.dtypes import DType  # re-exported: most stages take it with the IR
+from vgfc.record import field, record
 
 __all__ = [
     "CONSTANT_OPS",
@@ -43,7 +42,7 @@ CONSTANT_OPS = frozenset({"CONST", "CONST_SHAPE"})
 """The ops whose result is constant data (:attr:`Operator.is_constant`)."""
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(order=True)
 class Version:
     """A TOSA specification version as written in the flatbuffer header."""
 
@@ -56,20 +55,24 @@ class Version:
         return f"{self.major}.{self.minor}.{self.patch}{' draft' if self.draft else ''}"
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import mmap
+    from typing import Any, TypeAlias, Union
 
     import numpy as np
 
     from vgfc.ir_shaders import IMAGE_DESCRIPTORS, PushConstant, ShaderResource, ShaderSpec
 
-    Array = np.ndarray[Any, np.dtype[Any]]
+    Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
+    """A numpy array of any element type."""
+    AttrValue: TypeAlias = Union[int, float, bool, str, bytes, tuple[int, ...], Array, None]  # noqa: UP007
+    """An operator attribute: scalars, enum names (str), int lists (tuple) or raw values
+    (ndarray)."""
 else:
-    Array = Any
-"""A numpy array of any element type."""
-
-AttrValue = Union[int, float, bool, str, bytes, tuple[int, ...], Array, None]  # noqa: UP007
-"""An operator attribute: scalars, enum names (str), int lists (tuple) or raw values (ndarray)."""
+    # Type aliases are for type checkers; importing ``typing`` to build them at run time cost a
+    # command 5 ms (vgfc.cli.quick). The names stay for the modules that import them.
+    Array = AttrValue = object
 
 
 class Data:
@@ -196,7 +199,7 @@ def _decode(raw: memoryview, dtype: DType, shape: tuple[int, ...]) -> Array:
     return values
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Sampler:
     """Sampler state of a combined image sampler, as Vulkan enum names."""
 
@@ -207,7 +210,7 @@ class Sampler:
     border_color: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Tensor:
     """A value in the graph: a graph input, an operator result, or a constant."""
 
@@ -232,7 +235,7 @@ _NO_ATTRS: Mapping[str, AttrValue] = MappingProxyType({})
 """The attributes of an operator that has none (immutable, so one serves every operator)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Operator:
     """One TOSA operator. ``index`` is its position in the source block's operator list."""
 
@@ -303,7 +306,7 @@ class Operator:
         return f"{text} ({self.inserted})" if self.inserted else text
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Graph:
     """The main block of a TOSA model."""
 

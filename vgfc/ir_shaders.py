@@ -7,9 +7,8 @@ module loads this one when one of these names is first asked for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from vgfc.ir import Sampler
+from vgfc.record import record
 
 __all__ = ["IMAGE_DESCRIPTORS", "PushConstant", "ShaderResource", "ShaderSpec"]
 
@@ -24,7 +23,7 @@ IMAGE_DESCRIPTORS = frozenset(
 """Descriptor types through which a shader sees an image (the rest are buffers or tensors)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShaderResource:
     """How the shader sees one operand (``input``) or result (``output``)."""
 
@@ -53,14 +52,14 @@ class ShaderResource:
         return self.descriptor_type in IMAGE_DESCRIPTORS
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PushConstant:
     name: str
     offset: int
     size: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShaderSpec:
     """Everything a Vulkan custom shader op declares about itself."""
 

@@ -15,14 +15,15 @@ whatever the input holds.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from vgfc.record import record
 
 __all__ = ["LIMITS", "UINT32_MAX", "Limits", "clip", "quote"]
 
 UINT32_MAX = 0xFFFF_FFFF
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Limits:
     """Every limit on the input, with the reason for its value."""
 

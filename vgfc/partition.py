@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from vgfc.ir import Graph, Operator
+from vgfc.record import field, record
 from vgfc.verify import data_producers, topological_order
 
 __all__ = ["Partition", "PartitionKind", "Plan", "partition", "program_order_count"]
@@ -36,7 +36,7 @@ class PartitionKind(enum.Enum):
     SHADER = "shader"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Partition:
     """One unit of work that becomes one VGF segment."""
 
@@ -57,7 +57,7 @@ class Partition:
     """Why this partition exists, e.g. which dependency forced a new ML partition."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Plan:
     """The partitioned model: an ordered sequence of partitions."""
 
@@ -70,7 +70,7 @@ class Plan:
     """How many partitions the program-order rule (new partition at each change of kind) gives."""
 
 
-@dataclass(eq=False)
+@record(frozen=False, eq=False)
 class _Part:
     kind: PartitionKind
     ops: list[Operator] = field(default_factory=list)

@@ -35,7 +35,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import dataclasses
 import faulthandler
 import math
 import os
@@ -50,6 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 from vgfc.diagnostics import InternalError, VgfcError
+from vgfc.record import record
 
 __all__ = ["Labels", "Worker", "end_all", "end_together"]
 
@@ -64,7 +64,7 @@ _LONGEST_WAIT = 3600.0
 """Seconds one socket wait may last (``settimeout`` refuses huge values); longer deadlines loop."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@record
 class Labels:
     """How a kind of worker's failures read, and the error they raise."""
 

@@ -8,12 +8,12 @@ it keeps vgfc in step with the VGF tools instead of carrying a hand-typed copy o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 
 from vgfc.diagnostics import InternalError
+from vgfc.record import record
 
 __all__ = [
     "FormatInfo",
@@ -90,7 +90,7 @@ def border_colors() -> dict[str, int]:
     return _tables()["BorderColor"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FormatInfo:
     """What a plain colour format holds per texel."""
 

@@ -10,7 +10,6 @@ vulkan-validationlayers), so nothing here is skipped.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from samples_module import SAMPLES_DIR
 
 from vgfc.compiler import compile_model
 from vgfc.ir import Array
+from vgfc.record import replace
 from vgfc.runner import read_vgf, run_vgf
 from vgfc.runner.formats import element_format
 from vgfc.runner.validation import (
@@ -74,16 +74,14 @@ def _compiled(sample: str, tmp_path: Path) -> Model:
 
 
 def _write(model: Model, segments: Sequence[Segment], path: Path) -> Path:
-    path.write_bytes(encode(dataclasses.replace(model, segments=tuple(segments))))
+    path.write_bytes(encode(replace(model, segments=tuple(segments))))
     return path
 
 
 def _drop_first_binding(segment: Segment) -> Segment:
     """The reference converter's bug, on purpose: the layout lacks a binding the shader uses."""
     (first, *rest) = segment.descriptor_sets
-    return dataclasses.replace(
-        segment, descriptor_sets=(DescriptorSet(first.set, first.slots[1:]), *rest)
-    )
+    return replace(segment, descriptor_sets=(DescriptorSet(first.set, first.slots[1:]), *rest))
 
 
 def test_the_layer_is_installed() -> None:
@@ -185,7 +183,7 @@ def test_emulation_layer_messages_in_graph_segments_are_set_aside(tmp_path: Path
     model = _compiled("sets", tmp_path)
     segments = list(model.segments)
     assert [s.type.value for s in segments] == ["graph", "compute", "graph"]
-    segments[1] = dataclasses.replace(
+    segments[1] = replace(
         segments[1], push_constant_ranges=(PushConstantRange(COMPUTE_STAGE, 0, 8),)
     )
     path = _write(model, segments, tmp_path / "push.vgf")

@@ -109,21 +109,21 @@ def test_run_warns_and_verify_fails(cli: Any, tmp_path: Path) -> None:
 def test_a_dispatch_beyond_the_limit_is_refused_before_it_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dataclasses
 
     from vgfc.diagnostics import InputError
+    from vgfc.record import replace
     from vgfc.vgf.decode import read_vgf
     from vgfc.vgf.encode import encode_to
 
     _, vgf = two_shaders(tmp_path, 16, 16)
     model = read_vgf(vgf)
     segments = tuple(
-        dataclasses.replace(s, dispatch=(65535, 65535, 64)) if s.dispatch != (0, 0, 0) else s
+        replace(s, dispatch=(65535, 65535, 64)) if s.dispatch != (0, 0, 0) else s
         for s in model.segments
     )
     big = tmp_path / "big.vgf"
     with big.open("wb") as out:
-        encode_to(dataclasses.replace(model, segments=segments), out)
+        encode_to(replace(model, segments=segments), out)
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("the scenario runner was started")

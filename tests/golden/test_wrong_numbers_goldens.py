@@ -8,7 +8,6 @@ review the diff before committing it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import textwrap
@@ -20,6 +19,8 @@ import numpy as np
 import pytest
 from paths import GOLDEN
 from tosa_factory import T, build, custom
+
+from vgfc.record import replace
 
 GOLDENS = GOLDEN / "diagnostics"
 STORAGE = "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER"
@@ -334,9 +335,9 @@ def run_dispatch_beyond_the_limit(d: Path) -> list[str]:
 
     _half_vgf(d)
     model = read_vgf(d / "m.vgf")
-    patched = [dataclasses.replace(s, dispatch=(65535, 65535, 64)) for s in model.segments]
+    patched = [replace(s, dispatch=(65535, 65535, 64)) for s in model.segments]
     with (d / "big.vgf").open("wb") as out:
-        encode_to(dataclasses.replace(model, segments=tuple(patched)), out)
+        encode_to(replace(model, segments=tuple(patched)), out)
     return ["run", "big.vgf", "-i", "x.npy"]
 
 

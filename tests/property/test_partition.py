@@ -9,14 +9,13 @@ table of readers per tensor) is held to the plain reading of the plan.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from partition_checks import brute_force_minimum, check_plan, dags
 
 from vgfc.ir import Graph
 from vgfc.partition import partition, program_order_count
+from vgfc.record import replace
 from vgfc.verify import verify
 
 

@@ -6,10 +6,11 @@ Importing this module is cheap: rich is imported by the functions that use it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from vgfc.record import replace
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +29,7 @@ def _attributed(d: Diagnostic, model: Path) -> Diagnostic:
 
     if d.location.file == str(model):
         return d
-    return dataclasses.replace(d, message=d.render(), location=Location(file=str(model)))
+    return replace(d, message=d.render(), location=Location(file=str(model)))
 
 
 def print_outcome(console: Console, outcome: Outcome, *, debug: bool = False) -> None:

@@ -16,7 +16,6 @@ Every error is one line on stderr, and after an error no output file exists.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.metadata
 import json
 import sys
@@ -30,6 +29,7 @@ import vgfc
 from vgfc.cli.options import InputPath, compile_options
 from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import UnsupportedError
+from vgfc.record import replace
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
@@ -188,7 +188,7 @@ def model_converter(
     if type_narrowing.lower() != "none":
         _note(f"--type-narrowing {type_narrowing} ignored: vgfc keeps the model's element types")
     if disable_replicated_composites:
-        options = dataclasses.replace(options, replicated_composites=False)
+        options = replace(options, replicated_composites=False)
     if output == "-":
         compile_model(input_path, options, sink=ToStream(sys.stdout.buffer))
         sys.stdout.buffer.flush()

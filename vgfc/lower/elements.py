@@ -18,14 +18,14 @@ kind is an error.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from vgfc.ir import Graph, ShaderResource, ShaderSpec
+from vgfc.record import record
 from vgfc.spirv.reflect import Element, ResourceBinding, ShaderInfo, glsl_name
 from vgfc.vulkan_names import FormatInfo, format_info
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.resolve.library import Kernel
 
@@ -57,7 +57,7 @@ _UNPACK = {
 _IMAGE_FORMAT = re.compile(r"^(Rgba|Rg|R)(\d+)(f|i|ui|Snorm)?$")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Data:
     """What one element of the tensor is, as the declared format says."""
 

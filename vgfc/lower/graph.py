@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from vgfc.diagnostics import Diagnostic, InputError, InternalError, UnsupportedError, VgfcError
 from vgfc.ir import Data, DType, Graph, Operator, Tensor
 from vgfc.partition import Partition, PartitionKind
+from vgfc.record import field, record
 from vgfc.spirv.builder import ModuleBuilder
 from vgfc.spirv.extinst import TOSA_SET
 from vgfc.spirv.tensors import (
@@ -40,6 +39,7 @@ from vgfc.spirv.tensors import (
 )
 from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, check_operand_counts, lower_operator
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import mmap
 
@@ -58,7 +58,7 @@ SHAPE_INLINE_LIMIT = 32
 """CONST_SHAPE values with at most this many elements are inlined (also the reference's)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GraphConstant:
     """A tensor the module reads through ``OpGraphConstantARM``; its data goes into the VGF."""
 
@@ -78,7 +78,7 @@ class GraphConstant:
     """The read-only memory map ``data`` is a view of and where in it ``data`` starts."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GraphModule:
     """One ML partition lowered to a SPIR-V graph module."""
 

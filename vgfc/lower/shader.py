@@ -12,17 +12,15 @@ push-constant ranges.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from vgfc.ir import Graph, Operator, ShaderResource, ShaderSpec
 from vgfc.limits import LIMITS
 from vgfc.lower.elements import check_elements, code_name
+from vgfc.record import record, replace
 from vgfc.shader.build import CompiledShader, ShaderRequest, build_shader
-from vgfc.shader.messages import LOCAL_SIZE, declaration, only_line, source_excerpt
 from vgfc.shader.options import CompileOptions
 from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
 from vgfc.vgf.model import COMPUTE_STAGE, PushConstantRange
@@ -40,7 +38,7 @@ KIND_OF_DESCRIPTOR = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShaderModule:
     """A shader op ready for emission."""
 
@@ -99,12 +97,12 @@ def shader_request(spec: ShaderSpec, options: CompileOptions) -> ShaderRequest |
         if spec.spirv is None:
             return None
         # Only validation (target environment) and reflection (entry point) read a binary.
-        plain = dataclasses.replace(options, defines=(), include_dirs=())
+        plain = replace(options, defines=(), include_dirs=())
         return ShaderRequest(spec.language, spec.spirv, spec.entry_point, plain)
     if spec.language is None or spec.code is None:
         return None
     if spec.defines or spec.include_dirs:
-        options = dataclasses.replace(
+        options = replace(
             options,
             defines=spec.defines + options.defines,
             include_dirs=spec.include_dirs + options.include_dirs,
@@ -135,6 +133,8 @@ def _describe(b: ResourceBinding) -> str:
 def _declared(spec: ShaderSpec, line: int | None) -> tuple[str, tuple[str, ...]]:
     """`` (declared at shader_code:N)`` and source line N as an excerpt; nothing when the
     declaration was not found (a SPIR-V binary, a binding given by a macro, an include)."""
+    from vgfc.shader.messages import source_excerpt  # its patterns: only for messages
+
     if spec.code is None or line is None:
         return "", ()
     return f" (declared at {code_name(spec)}:{line})", source_excerpt(spec.code, line)
@@ -142,6 +142,8 @@ def _declared(spec: ShaderSpec, line: int | None) -> tuple[str, tuple[str, ...]]
 
 def _binding_line(spec: ShaderSpec, set_: int, binding: int) -> tuple[str, tuple[str, ...]]:
     """:func:`_declared` for the source line that declares descriptor ``set_``/``binding``."""
+    from vgfc.shader.messages import declaration
+
     if spec.code is None or spec.language is None:
         return "", ()
     return _declared(spec, declaration(spec.code, spec.language, set_, binding))
@@ -149,6 +151,8 @@ def _binding_line(spec: ShaderSpec, set_: int, binding: int) -> tuple[str, tuple
 
 def _pattern_line(spec: ShaderSpec, pattern: re.Pattern[str]) -> tuple[str, tuple[str, ...]]:
     """:func:`_declared` for the one source line where ``pattern`` occurs."""
+    from vgfc.shader.messages import only_line
+
     if spec.code is None:
         return "", ()
     return _declared(spec, only_line(spec.code, pattern))
@@ -249,6 +253,8 @@ def _dispatch(
             -(-spec.global_size[2] // local[2]),
         )
         if counts is not None and counts != derived:
+            from vgfc.shader.messages import LOCAL_SIZE
+
             shown, excerpt = _pattern_line(spec, LOCAL_SIZE) if info.local_size else ("", ())
             raise ShaderError(
                 f"workgroup_sizes {list(counts)} disagrees with global_size "

@@ -14,7 +14,10 @@ the tables one at a time and fail the way that does.
 from __future__ import annotations
 
 import struct
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["I32", "U8", "U16", "U32", "U64", "Buffer", "Corrupt"]
 

@@ -27,20 +27,25 @@ fails exactly as it does there.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import mmap
 import os
 import struct
 from collections.abc import Callable
 from types import MappingProxyType
-from typing import Any, TypeVar
 
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
 from vgfc.ir import AttrValue, Data, DType, Graph, Operator, Tensor, Version
 from vgfc.limits import LIMITS, quote
 from vgfc.read.buffer import U8, U32, U64, Buffer, Corrupt
 from vgfc.read.schema import attribute_layout, schema
+from vgfc.record import replace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 __all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
 
@@ -99,8 +104,6 @@ _I32_VECTORS = [struct.Struct(f"<{n}i").unpack_from for n in range(LIMITS.rank_m
 _BULK_FROM = 4000
 """Tables of tensors or operators at least this long are read in bulk (:meth:`_Reader.each`):
 from about there on, reading in bulk saves more than importing numpy costs."""
-
-T = TypeVar("T")
 
 _NO_ATTRS: MappingProxyType[str, AttrValue] = MappingProxyType({})
 
@@ -398,7 +401,7 @@ class _Reader(Buffer):
                     attrs[key] = _scalar(op.outputs[0] if op.outputs else "", dtype, raw)
                 except InputError as e:
                     raise e.at(op.where(), key=key) from None
-        return dataclasses.replace(op, attrs=MappingProxyType(attrs))
+        return replace(op, attrs=MappingProxyType(attrs))
 
 
 def _first_duplicate(tensors: list[Tensor]) -> None:

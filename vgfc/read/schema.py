@@ -7,13 +7,16 @@ the ``flatbuffers`` package it pulls in (with numpy: 0.1 s of every command).
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 from vgfc.ir import AttrValue, DType
+from vgfc.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["AttrField", "Schema", "attribute_layout", "schema"]
 
@@ -31,7 +34,7 @@ TABLES = (
 STRUCTURE`, in that order)."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@record
 class Schema:
     """The vtable offsets of the fields vgfc reads, and the enums."""
 
@@ -73,7 +76,7 @@ def _by_code(by_code: dict[int, Any], missing: Any) -> tuple[Any, ...]:
     return tuple(by_code.get(code, missing) for code in range(max(by_code) + 1))
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@record
 class AttrField:
     name: str
     """Schema (snake_case) name, the key in :attr:`Operator.attrs`."""

@@ -11,11 +11,11 @@ package, which imports numpy: 0.1 s of every command).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
 from vgfc.diagnostics import UnsupportedError
+from vgfc.record import record
 
 __all__ = ["ENUM_FIELDS", "STRUCTURE", "Field", "attribute_fields", "derive_tables"]
 
@@ -65,7 +65,7 @@ class _Probe:
         self.kind = "union"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@record
 class Field:
     """One field of a table: where its vtable entry is, how it is read, and its default."""
 

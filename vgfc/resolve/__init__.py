@@ -25,14 +25,13 @@ resolved, so one ``vgfc check`` run reports every broken op.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from vgfc.diagnostics import Diagnostic, UnsupportedError, VgfcError, did_you_mean
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, Graph, Operator, Tensor
+from vgfc.record import record, replace
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.ir import ShaderSpec
     from vgfc.resolve.library import Library
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["Resolution", "in_library", "resolve"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Resolution:
     """A graph with its custom ops bound, and what could not be bound."""
 
@@ -83,11 +82,7 @@ def resolve(
             groups.append((op,))
             continue
         try:
-            seen = (
-                dataclasses.replace(graph, tensors={**graph.tensors, **tensors})
-                if tensors
-                else graph
-            )
+            seen = replace(graph, tensors={**graph.tensors, **tensors}) if tensors else graph
             spec, binding = _bind(op, seen, libraries, auto_convert)
         except VgfcError as e:
             if not keep_going:
@@ -97,7 +92,7 @@ def resolve(
             groups.append((op,))
             continue
         if binding is None:
-            groups.append((dataclasses.replace(op, shader=spec),))
+            groups.append((replace(op, shader=spec),))
             continue
         bound_by[len(groups)] = (binding.entry, binding.kernel or "compose")
         diagnostics.extend(binding.warnings)
@@ -106,7 +101,7 @@ def resolve(
         changed = changed or len(binding.operators) != 1
     if not changed:
         operators = tuple(g[0] for g in groups)
-        bound = dataclasses.replace(graph, operators=operators)
+        bound = replace(graph, operators=operators)
         kernels = tuple((operators[i].index, e, k) for i, (e, k) in bound_by.items())
         failed_ops = frozenset(operators[i].index for i in failed)
         if order is None:
@@ -153,7 +148,7 @@ def _renumbered(
                 kernels.append((position, *bound_by[g]))
                 recorded.add(g)
             flat.append(
-                dataclasses.replace(
+                replace(
                     current,
                     index=position,
                     source_index=current.file_index,
@@ -162,13 +157,13 @@ def _renumbered(
     used = {n for op in flat for n in (*op.inputs, *op.outputs)}
     used.update(graph.inputs, graph.outputs)
     tensor_table = {n: t for n, t in all_tensors.items() if n in used or n in graph.tensors}
-    bound = dataclasses.replace(graph, operators=tuple(flat), tensors=tensor_table)
+    bound = replace(graph, operators=tuple(flat), tensors=tensor_table)
     return Resolution(
         bound, tuple(diagnostics), frozenset(failed_ops), True, tuple(kernels), _order(bound)
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Bound:
     operators: tuple[Operator, ...]
     tensors: dict[str, Tensor]
@@ -203,7 +198,7 @@ def _bind(
     from vgfc.resolve.bind import bind_op
 
     binding = bind_op(op, graph, entry, auto_convert=auto_convert)
-    after = dataclasses.replace(graph, tensors={**graph.tensors, **binding.tensors})
+    after = replace(graph, tensors={**graph.tensors, **binding.tensors})
     for added in binding.operators:
         if added.shader is not None:
             check_contract(added.shader, added, after)
@@ -282,7 +277,7 @@ def in_library(graph: Graph, d: Diagnostic, libraries: Sequence[Library] = ()) -
             if loc.key.startswith(prefix + "_"):
                 detail = f"resources.{name}"
         key = f"{key}: {detail}"
-    return dataclasses.replace(d, location=dataclasses.replace(loc, key=key))
+    return replace(d, location=replace(loc, key=key))
 
 
 _EXPANDED = "expanded from "
@@ -298,4 +293,4 @@ def _in_compose(ops: list[Operator], d: Diagnostic, libraries: Sequence[Library]
     origin = entry.where().render() if entry is not None else label
     loc = d.location
     key = f"{origin}: compose: {made.op}" + (f": {loc.key}" if loc.key else "")
-    return dataclasses.replace(d, location=dataclasses.replace(loc, key=key))
+    return replace(d, location=replace(loc, key=key))

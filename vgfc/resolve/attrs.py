@@ -19,7 +19,6 @@ import binascii
 import functools
 import json
 import re
-from typing import Any
 
 from vgfc.diagnostics import InputError, Location, did_you_mean
 from vgfc.ir import (
@@ -40,6 +39,10 @@ from vgfc.vulkan_names import (
     formats,
     sampler_address_modes,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["parse_shader_spec"]
 

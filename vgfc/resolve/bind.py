@@ -29,9 +29,7 @@ third channel to four (a zero channel the SLICE after the op drops again), chang
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,6 +37,7 @@ import numpy as np
 from vgfc.diagnostics import Diagnostic, InputError, Location, Severity, UnsupportedError
 from vgfc.dtypes import DType, element_format, numpy_dtype
 from vgfc.ir import IMAGE_DESCRIPTORS, Data, Graph, Operator, ShaderResource, ShaderSpec, Tensor
+from vgfc.record import field, record, replace
 from vgfc.resolve.expr import Expr, ExprError
 from vgfc.resolve.library import (
     DIMENSIONS,
@@ -63,7 +62,7 @@ _KIND = {
 _NUMERIC = {"SINT": "SINT", "UINT": "UINT", "SFLOAT": "SFLOAT"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Binding:
     """What replaces one custom op."""
 
@@ -79,7 +78,7 @@ class Binding:
     """One per lossy conversion inserted (a kernel's ``allow_lossy`` allowed it)."""
 
 
-@dataclass
+@record(frozen=False)
 class _View:
     """How the kernel sees one operand."""
 
@@ -91,7 +90,7 @@ class _View:
     """The lossy CAST this view needs, as the op it inserts (``CAST FP32->FP16``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Misfit:
     """Why a kernel does not take the operands."""
 
@@ -382,9 +381,7 @@ def _select(
                     where,
                 )
             binding = _build(op, graph, entry, kernel, names, tensors, views, params, where)
-            return dataclasses.replace(
-                binding, warnings=_lossy_warnings(entry, kernel, views, where)
-            )
+            return replace(binding, warnings=_lossy_warnings(entry, kernel, views, where))
     lines = "; ".join(rejected)
     if lossy:
         others = f"; {'; '.join(unfit)}" if unfit else ""
@@ -534,7 +531,7 @@ def _build(
     all_tensors = {**graph.tensors, **new}
     kernel_tensors = {n: all_tensors[kernel_names[n]] for n in entry.operands}
     spec = _spec(op, entry, kernel, kernel_tensors, params, where)
-    bound = dataclasses.replace(
+    bound = replace(
         op,
         inputs=tuple(kernel_names[n] for n in entry.inputs),
         outputs=tuple(kernel_names[n] for n in entry.outputs),
@@ -673,7 +670,7 @@ _Op = tuple[str, tuple[str, ...], str, dict[str, Any]]
 """An op to insert: kind, inputs, output, attributes."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Step:
     """One conversion of an operand: the value the kernel sees (``near``), the ops that make it
     from the model's value (an input) or the model's value from it (a result), in the order

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from vgfc.dtypes import DType
 from vgfc.ir import Operator, Tensor
+from vgfc.record import replace
 
 __all__ = ["cancel_inverse_pairs"]
 
@@ -54,18 +55,15 @@ def cancel_inverse_pairs(
 
 
 def _rewired(op: Operator, old: str, new: str) -> Operator:
-    import dataclasses
 
     inputs = tuple(new if n == old else n for n in op.inputs)
     shader = op.shader
     if shader is not None:
-        shader = dataclasses.replace(
+        shader = replace(
             shader,
-            inputs=tuple(
-                dataclasses.replace(r, tensor=new) if r.tensor == old else r for r in shader.inputs
-            ),
+            inputs=tuple(replace(r, tensor=new) if r.tensor == old else r for r in shader.inputs),
         )
-    return dataclasses.replace(op, inputs=inputs, shader=shader)
+    return replace(op, inputs=inputs, shader=shader)
 
 
 def _find_pair(

@@ -30,10 +30,10 @@ import ast
 import math
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from vgfc.limits import LIMITS
+from vgfc.record import record
 
 __all__ = ["Expr", "ExprError", "LimitError", "Value"]
 
@@ -99,7 +99,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Expr:
     """A parsed expression, or a plain number / string written as such in the library."""
 

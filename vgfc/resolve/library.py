@@ -26,7 +26,6 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from vgfc.diagnostics import InputError, Location
 from vgfc.dtypes import DType
 from vgfc.ir import Sampler
 from vgfc.limits import LIMITS, UINT32_MAX, quote
+from vgfc.record import field, record
 from vgfc.resolve.expr import Expr, ExprError
 from vgfc.resolve.params import TYPES, Field, Params
 
@@ -75,7 +75,7 @@ DESCRIPTORS = {
 MAX_LIBRARY_BYTES = LIMITS.library_bytes_max
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TensorRule:
     """An output's dtype and shape, from an operand or from expressions."""
 
@@ -85,7 +85,7 @@ class TensorRule:
     """An operand name to copy, or one expression per dimension; ``None``: not checked."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ArgMeta:
     """What a kernel accepts for one operand: ``None`` fields accept anything."""
 
@@ -95,7 +95,7 @@ class ArgMeta:
     layouts: tuple[str, ...] | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Resource:
     set: int
     binding: int
@@ -106,7 +106,7 @@ class Resource:
     """A combined image sampler's sampler state (which it must have)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Shader:
     path: Path
     language: str
@@ -115,7 +115,7 @@ class Shader:
     defines: tuple[tuple[str, Expr], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Kernel:
     name: str
     arg_meta: Mapping[str, ArgMeta]
@@ -130,14 +130,14 @@ class Kernel:
     (``allow_lossy: true`` names them all)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Constant:
     dtype: str
     shape: tuple[Expr, ...] | None
     value: Expr | tuple[Expr, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ComposeOp:
     op: str
     inputs: tuple[str, ...]
@@ -146,7 +146,7 @@ class ComposeOp:
     """Attribute name -> :class:`Expr`, tuple of them, or a literal (enum name)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Compose:
     ops: tuple[ComposeOp, ...]
     """In dependency order."""
@@ -154,7 +154,7 @@ class Compose:
     tensors: Mapping[str, TensorRule]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Entry:
     """One custom operator of a library."""
 
@@ -192,7 +192,7 @@ class Entry:
         return Location(file=f"{self.library.shown}:{line or self.line}", key=self.label)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Library:
     path: Path
     shown: str

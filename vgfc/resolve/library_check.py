@@ -16,17 +16,17 @@ for real shapes is checked again at compile time.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from vgfc.diagnostics import Diagnostic, Location, Severity, VgfcError
+from vgfc.record import record, replace
 from vgfc.resolve.expr import ExprError, LimitError
 from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, Library, dispatch_size
 
 __all__ = ["KernelCheck", "check_library"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class KernelCheck:
     """The verdict on one entry (``kernel`` is ``None`` for a composed one)."""
 
@@ -137,7 +137,6 @@ def _sample_scope(entry: Entry) -> dict[str, Any]:
 
 
 def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int, int] | None:
-    import dataclasses
 
     from vgfc.diagnostics import ShaderError
     from vgfc.lower.shader import KIND_OF_DESCRIPTOR
@@ -162,7 +161,7 @@ def _check_kernel(entry: Entry, kernel: Kernel, options: Any) -> tuple[int, int,
         spirv = binary
     else:
         assert code is not None
-        opts = dataclasses.replace(
+        opts = replace(
             options,
             defines=tuple(defines) + options.defines,
             include_dirs=tuple(str(d) for d in shader.include_dirs) + options.include_dirs,

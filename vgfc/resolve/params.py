@@ -22,8 +22,9 @@ import json
 import math
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from vgfc.record import field, record
 
 __all__ = ["ENCODINGS", "TYPES", "Field", "ParamError", "Params", "decode_params"]
 
@@ -49,7 +50,7 @@ class ParamError(ValueError):
     """Bytes that do not hold the parameters the library describes; the message says which."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Field:
     name: str
     type: str
@@ -68,7 +69,7 @@ class Field:
     """Enum codes -> names: the decoded value is the name."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Params:
     encoding: str = "none"
     fields: tuple[Field, ...] = ()

@@ -22,14 +22,13 @@ reported (the second run costs time only when the first found suspects).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from vgfc.diagnostics import UnsupportedError
 from vgfc.ir import Array
+from vgfc.record import record, replace
 from vgfc.runner.formats import element_format
 from vgfc.runner.scenario import resource_kind
 from vgfc.vgf.model import Category, Interface, Model, ModuleType
@@ -47,7 +46,7 @@ WATCHED_PREFIX = "vgfc.coverage."
 """Names of the interface entries :func:`watch` adds (no TOSA tensor name is needed for them)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Watched:
     """One value whose writes are checked."""
 
@@ -63,7 +62,7 @@ class Watched:
     """True for a model output; False for a value between segments."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Unwritten:
     """Elements of one value that no segment wrote."""
 
@@ -141,15 +140,13 @@ def watch(model: Model) -> tuple[Model, tuple[Watched, ...]]:
             if any(d < 0 for d in resource.shape):
                 continue
             outputs.add(slot.binding)
-            resources[slot.resource] = dataclasses.replace(resource, category=Category.OUTPUT)
+            resources[slot.resource] = replace(resource, category=Category.OUTPUT)
             name = f"{WATCHED_PREFIX}{slot.binding}"
             extra.append(Interface(name, slot.binding, slot.resource))
             watched.append(Watched(name, slot.binding, slot.resource, index, False))
     if not extra:
         return model, tuple(watched)
-    exposed = dataclasses.replace(
-        model, resources=tuple(resources), outputs=(*model.outputs, *extra)
-    )
+    exposed = replace(model, resources=tuple(resources), outputs=(*model.outputs, *extra))
     return exposed, tuple(watched)
 
 

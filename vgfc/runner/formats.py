@@ -7,12 +7,11 @@ as their raw bits (uint16, uint8); normalised formats as their stored integers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from vgfc import vulkan_names
 from vgfc.diagnostics import UnsupportedError
+from vgfc.record import record
 
 __all__ = ["ElementFormat", "element_format"]
 
@@ -40,7 +39,7 @@ _NUMPY: dict[tuple[str, int], str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ElementFormat:
     """How one texel or element of a resource is stored."""
 

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ import numpy as np
 from vgfc.diagnostics import InputError, UnsupportedError
 from vgfc.dtypes import numpy_dtype
 from vgfc.ir import Array, DType, Graph
+from vgfc.record import record
 
 __all__ = [
     "Comparison",
@@ -69,7 +69,7 @@ def random_inputs(graph: Graph, seed: int = 0) -> dict[str, Array]:
     return inputs
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Comparison:
     """How one output compares with its expected value."""
 

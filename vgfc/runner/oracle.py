@@ -22,11 +22,9 @@ value between segments that no segment wrote are reported, whatever the oracle s
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +32,7 @@ from vgfc.compiler import Compilation
 from vgfc.diagnostics import InputError, UnsupportedError, VgfcError
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, Array, Graph, Operator
 from vgfc.partition import PartitionKind
+from vgfc.record import record, replace
 
 if TYPE_CHECKING:
     from vgfc.resolve.library import Entry, Library
@@ -62,7 +61,7 @@ class Check(enum.Enum):
     NOT_INDEPENDENT = "not independent"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OpCheck:
     """What one operator of the file was checked against."""
 
@@ -80,7 +79,7 @@ class OpCheck:
         return self.status is Check.CHECKED
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Verdict:
     oracle: str
     """The oracle used: ``tosa`` (reference model and Python references), ``reference`` or
@@ -205,7 +204,7 @@ def verify_numbers(
                 timeout=timeout or DEFAULT_TIMEOUT,
             )
         except VgfcError as e:  # the file is a temporary one: name the model the user gave
-            e.location = dataclasses.replace(e.location, file=str(model))
+            e.location = replace(e.location, file=str(model))
             raise e.at() from None
     if oracle == "expected":
         assert expected is not None
@@ -347,7 +346,7 @@ def _given_notes(
         sources = sorted(_given_sources(op, producer, given))
         if sources:
             ops = ", ".join(f"#{s}" for s in sources)
-            out[op.index] = dataclasses.replace(
+            out[op.index] = replace(
                 check, against=f"{check.against}, on vgfc's result of unverified op {ops}"
             )
     return out

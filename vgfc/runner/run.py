@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import re
@@ -11,7 +10,6 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ import numpy as np
 from vgfc.diagnostics import InputError, UnsupportedError, VgfcError, did_you_mean
 from vgfc.ir import Array
 from vgfc.limits import LIMITS
+from vgfc.record import field, record, replace
 from vgfc.runner.coverage import Unwritten, canary_array, unwritten, watch
 from vgfc.runner.formats import element_format
 from vgfc.runner.scenario import build_scenario, read_output, runnable_without_substitution
@@ -44,7 +43,7 @@ DEFAULT_TIMEOUT = 600.0
 """Seconds a run may take before it is stopped."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RunResult:
     """What :func:`run_vgf` with ``coverage`` found."""
 
@@ -52,7 +51,7 @@ class RunResult:
     """The model's outputs by name."""
     unwritten: tuple[Unwritten, ...] = ()
     """Outputs and values between segments with elements no segment wrote."""
-    between: dict[int, Array] = dataclasses.field(default_factory=dict)
+    between: dict[int, Array] = field(default_factory=dict)
     """What the run computed for each value passed between segments, by logical binding id."""
 
 
@@ -251,7 +250,7 @@ def _check_shaders(model: Model, shaders: Mapping[str, bytes]) -> None:
             raise UnsupportedError(reason)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Run:
     """One run: how it runs, on which stack, with what."""
 
@@ -286,7 +285,7 @@ def _run(vgf: Path, model: Model, folder: Path, run: _Run) -> RunResult:
     if found:
         # Elements that hold the canary: confirmed only when they hold another one as well.
         left = max(deadline - time.monotonic(), 1.0)
-        again = dataclasses.replace(run, timeout=left, validate=False)
+        again = replace(run, timeout=left, validate=False)
         sub = folder / "confirm"
         sub.mkdir(exist_ok=True)
         second = _run_once(source, exposed, sub, again, where, _canaries(exposed, 1))
@@ -452,7 +451,7 @@ def _prefix_signatures(
     path = sub / "model.vgf"
     try:
         with path.open("wb") as out:
-            encode_to(dataclasses.replace(model, segments=model.segments[:k]), out)
+            encode_to(replace(model, segments=model.segments[:k]), out)
     except Exception:  # a file vgfc cannot write back: the segment stays unknown, no new error
         return None
     prefix = json.loads(json.dumps(scenario))

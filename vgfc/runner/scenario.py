@@ -20,13 +20,13 @@ import os
 import re
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from vgfc.diagnostics import InputError, UnsupportedError
 from vgfc.ir import Array
+from vgfc.record import record
 from vgfc.runner.formats import element_format
 from vgfc.vgf.model import Model, ModuleType, Resource, Sampler
 
@@ -53,7 +53,7 @@ _SHADER_TYPES = {"spirv": "SPIR-V", "glsl": "GLSL"}
 _RUNNABLE = frozenset({"SPIR-V", "GLSL"})  # module code the runner can run as it is
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OutputFile:
     """Where the runner writes one model output, and how to read it."""
 

@@ -22,11 +22,11 @@ import os
 import platform
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
 from vgfc.diagnostics import UnsupportedError
+from vgfc.record import field, record
 
 __all__ = ["DEVICES", "Layer", "Stack", "find_stack", "icd_search_dirs", "resolve_device"]
 
@@ -42,7 +42,7 @@ APT_HINT = "apt-get install mesa-vulkan-drivers libvulkan1"
 LAYER_ORDER = ("VK_ARM_data_graph", "VK_ARM_tensors")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Layer:
     """One emulation layer: its name and the library its manifest points at."""
 
@@ -51,7 +51,7 @@ class Layer:
     library: Path = Path()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Stack:
     """Where the pieces of the emulation stack are on this machine."""
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from vgfc.diagnostics import UnsupportedError
 from vgfc.read.buffer import U32, Buffer
+from vgfc.record import record
 
 __all__ = ["Cut", "cut"]
 
 _ALIGN = 16  # the original bytes keep their alignment (constant data is 8-aligned)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Block:
     """Where the main block's parts lie in the original file."""
 
@@ -76,7 +76,7 @@ def _name_voffset() -> tuple[int]:
     return (schema().voffsets["TosaTensor"][0],)  # Name first (vgfc.read.spec.STRUCTURE)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cut:
     """A file holding some of a model's operators."""
 

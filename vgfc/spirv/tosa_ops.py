@@ -20,15 +20,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Protocol
 
 from vgfc.diagnostics import InputError
 from vgfc.ir import AttrValue, DType, Operator, Tensor
+from vgfc.record import field, record
 from vgfc.spirv.builder import ModuleBuilder
 from vgfc.spirv.extinst import ExtOperand, tosa_instructions
 from vgfc.spirv.tensors import scalar_constant, tensor_constant, tensor_type, value_bits
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = object  # the class below is a protocol for type checkers (vgfc.ir says why)
 
 __all__ = [
     "TOSA_LOWERINGS",
@@ -66,7 +71,7 @@ AttrEncoder = Callable[[Emitter, Operator, str, AttrValue], int]
 """Turns attribute ``key`` of an op into the id of a constant operand."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lowering:
     """How one TOSA op becomes one ``OpExtInst``."""
 
@@ -233,7 +238,7 @@ TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Form:
     """An op type's instruction with its operands sorted into attributes and tensors: what
     :func:`check_operand_counts` and :func:`lower_operator` would otherwise work out per op."""
@@ -267,7 +272,7 @@ def _form(name: str) -> _Form:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Signature:
     """What an op of the lowering table takes, for checks that run without a graph (a kernel
     library's composed ops)."""

@@ -10,8 +10,8 @@ converters may name things and compile shaders differently and still be intercha
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import astuple
 
+from vgfc.record import astuple
 from vgfc.vgf.model import Interface, Model, Slot
 
 __all__ = ["diff_models"]

@@ -30,7 +30,6 @@ import mmap
 import struct
 from array import array
 from collections.abc import Callable, Iterable
-from typing import Any, BinaryIO, Protocol
 
 import vgfpy
 
@@ -43,6 +42,12 @@ from vgfc.vulkan_names import (
     formats,
     sampler_address_modes,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Protocol
+else:
+    Protocol = object  # Digest is a protocol for type checkers (vgfc.ir says why)
 
 __all__ = ["FORMAT_VERSION", "VK_HEADER_VERSION", "encode", "encode_to", "encode_with_vgfpy"]
 

@@ -21,7 +21,6 @@ descriptor bindings.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import element_format
@@ -42,6 +41,7 @@ from vgfc.vgf.model import (
     Slot,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.ir import ShaderResource
     from vgfc.lower.shader import ShaderModule

@@ -16,13 +16,14 @@ constants hold at least one byte.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from vgfc.ir import Sampler  # re-exported: a VGF carries samplers as the IR holds them
+from vgfc.record import field, record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import mmap
+    from typing import Any
 
 __all__ = [
     "COMPUTE_STAGE",
@@ -61,7 +62,7 @@ class Category(enum.Enum):
     CONSTANT = "constant"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Slot:
     """A binding slot: a binding number pointing at a resource."""
 
@@ -70,20 +71,20 @@ class Slot:
     """Index into :attr:`Model.resources`."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DescriptorSet:
     set: int
     slots: tuple[Slot, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PushConstantRange:
     stage_flags: int
     offset: int
     size: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Module:
     """One entry of the module table: SPIR-V, shader source, or neither (a placeholder)."""
 
@@ -113,7 +114,7 @@ class Module:
         return len(self.source or "")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Segment:
     """One entry of the model sequence: a module run with its descriptor sets."""
 
@@ -143,7 +144,7 @@ class Segment:
         return max((r.offset + r.size for r in self.push_constant_ranges), default=0)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Resource:
     """One entry of the model resource table."""
 
@@ -160,7 +161,7 @@ class Resource:
     """Provenance: the TOSA tensor it holds (``None`` for a decoded file)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Constant:
     """One entry of the constant section."""
 
@@ -175,7 +176,7 @@ class Constant:
     starts (the encoder lets the pages go once written)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Interface:
     """An input or output of the model sequence."""
 
@@ -185,7 +186,7 @@ class Interface:
     resource: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Model:
     """Everything a VGF file holds, with every cross-reference an index."""
 

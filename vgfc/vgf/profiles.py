@@ -15,9 +15,9 @@ sampler) are checked all the same, so a change of layout cannot break a target s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from vgfc.record import record
 from vgfc.vgf.model import Category, Model, ModuleType
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Violation:
     """A rule broken by one segment (``None``: by the model as a whole)."""
 
@@ -51,7 +51,7 @@ class Violation:
 Check = Callable[[Model], Iterator[tuple[int | None, str]]]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Rule:
     name: str
     demand: str

@@ -9,7 +9,6 @@ compile`` exit 1 with one line on stderr, no "internal error", and a message tha
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from tosa_factory import Op, T, build, custom
 
 from vgfc.compiler import compile_model
 from vgfc.diagnostics import VgfcError
+from vgfc.record import fields, replace
 
 HUGE = 5 << 20  # 5 MiB
 SHORT = 1000  # characters of stderr a failure may take, whatever the input holds
@@ -226,7 +226,7 @@ def test_operand_counts_are_checked_before_anything_is_emitted() -> None:
     graph = loads(_rescale(1))
     with pytest.raises(vgfc.VgfcError, match=r"op #4 RESCALE: has 6 inputs"):
         check_operand_counts(graph.operators[4])
-    short = dataclasses.replace(graph.operators[4], inputs=("x", "multiplier"))
+    short = replace(graph.operators[4], inputs=("x", "multiplier"))
     with pytest.raises(vgfc.VgfcError, match=r"op #4 RESCALE: input 'shift' is missing"):
         check_operand_counts(short)
 
@@ -334,8 +334,8 @@ def test_docs_list_every_limit() -> None:
 
     page = (ROOT / "docs" / "limits.md").read_text()
     section = page.split("\n## Limits", 1)[1].split("\n## ", 1)[0]
-    for field in dataclasses.fields(Limits):
-        assert f"`{field.name}`" in section, field.name
+    for name in fields(Limits):
+        assert f"`{name}`" in section, name
 
 
 def test_a_lone_surrogate_is_an_input_error(cli, tmp_path: Path) -> None:

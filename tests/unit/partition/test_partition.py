@@ -112,8 +112,9 @@ def test_a_constant_graph_output_is_materialised_once() -> None:
 
 
 def test_other_custom_domains_are_not_shaders() -> None:
-    from dataclasses import replace
     from types import MappingProxyType
+
+    from vgfc.record import replace
 
     g = make_graph([("S", ["x"], ["y"])], ["x"], ["y"])
     op = g.operators[0]

@@ -307,8 +307,9 @@ def test_variables_are_state_not_cycles() -> None:
         ["x"],
         ["y"],
     )
-    from dataclasses import replace
     from types import MappingProxyType
+
+    from vgfc.record import replace
 
     # The factory writes no variable flag: set it on the read graph.
     graph = vgfc.loads(data, "state.tosa")

@@ -4,7 +4,6 @@ model holding it (the standalone payload vgfc.executorch hands to ExecuTorch).""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from vgfc.compiler import make_options
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, DType, Graph, Operator, Tensor, Version
 from vgfc.lower.shader import lower_shader
+from vgfc.record import replace
 from vgfc.resolve.attrs import parse_shader_spec
 from vgfc.resolve.bind import bind_op
 from vgfc.resolve.payload import payload_bytes, shader_payload
@@ -31,7 +31,7 @@ def _bound(name: str, shape: tuple[int, ...], params: bytes = b"") -> tuple[Oper
     op = Operator(0, "CUSTOM", ("x",), ("y",), attrs)
     graph = Graph(tensors, (op,), ("x",), ("y",), Version(1, 0, 0, False), "test")
     binding = bind_op(op, graph, entry, auto_convert=True)
-    graph = dataclasses.replace(graph, tensors={**graph.tensors, **binding.tensors})
+    graph = replace(graph, tensors={**graph.tensors, **binding.tensors})
     (shader_op,) = [o for o in binding.operators if o.shader is not None]
     return shader_op, graph
 
@@ -49,7 +49,7 @@ def test_the_payload_reads_back_as_the_op_it_was_written_from(
     assert module.spirv is not None
     payload = payload_bytes(shader_payload(op.shader, module.spirv, module.dispatch))
     attrs = {"domain_name": CUSTOM_SHADER_DOMAIN, "operator_name": f"my_ops.{name}"}
-    written = dataclasses.replace(op, attrs={**attrs, "implementation_attrs": payload}, shader=None)
+    written = replace(op, attrs={**attrs, "implementation_attrs": payload}, shader=None)
     back = parse_shader_spec(written, graph)
     assert back.spirv == module.spirv
     assert back.entry_point == op.shader.entry_point

@@ -3,7 +3,6 @@ canary is, and how suspects become unwritten elements only when the second canar
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 from paths import SAMPLES_DIR
 
+from vgfc.record import replace
 from vgfc.runner.coverage import CANARIES, canary_array, unwritten, watch
 from vgfc.vgf.decode import read_vgf
 from vgfc.vgf.model import Category, Model
@@ -82,7 +82,7 @@ def test_suspects_are_confirmed_by_the_second_canary(mixed: Model) -> None:
 
 def test_a_value_without_a_writer_names_no_segment(mixed: Model) -> None:
     _, watched = watch(mixed)
-    orphan = dataclasses.replace(watched[0], writer=None)
+    orphan = replace(watched[0], writer=None)
     array = canary_array(mixed, mixed.outputs[0], 0)
     (u,) = unwritten(mixed, [orphan], {orphan.name: array})
     assert u.segment is None and "should have" not in u.describe()

@@ -7,7 +7,6 @@ encode, encoding is deterministic) are in ``tests/property/test_vgf.py``."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io
 import json
 import os
@@ -25,6 +24,7 @@ from samples_module import SAMPLES_DIR
 from vgf_models import RICH, SAMPLER, without_version
 
 from vgfc.diagnostics import InputError, InternalError
+from vgfc.record import replace
 from vgfc.vgf.decode import decode, read_vgf
 from vgfc.vgf.encode import encode
 from vgfc.vgf.model import (
@@ -343,21 +343,19 @@ def _with_marker(field: str, marker: str) -> Model:
     m = RICH
     modules, segments, inputs = list(m.modules), list(m.segments), list(m.inputs)
     if field == "module name":
-        modules[0] = dataclasses.replace(modules[0], name=marker)
+        modules[0] = replace(modules[0], name=marker)
     elif field == "entry point":
-        modules[0] = dataclasses.replace(modules[0], entry_point=marker)
+        modules[0] = replace(modules[0], entry_point=marker)
     elif field == "GLSL source":
-        modules[1] = dataclasses.replace(modules[1], source=marker)
+        modules[1] = replace(modules[1], source=marker)
     elif field == "HLSL source":
-        modules[2] = dataclasses.replace(modules[2], source=marker)
+        modules[2] = replace(modules[2], source=marker)
     elif field == "segment name":
-        segments[0] = dataclasses.replace(segments[0], name=marker)
+        segments[0] = replace(segments[0], name=marker)
     else:
         assert field == "input name"
-        inputs[0] = dataclasses.replace(inputs[0], name=marker)
-    return dataclasses.replace(
-        m, modules=tuple(modules), segments=tuple(segments), inputs=tuple(inputs)
-    )
+        inputs[0] = replace(inputs[0], name=marker)
+    return replace(m, modules=tuple(modules), segments=tuple(segments), inputs=tuple(inputs))
 
 
 STRING_FIELDS = [

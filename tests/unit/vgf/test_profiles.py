@@ -7,7 +7,6 @@ catch a model broken by hand, so they cannot rot unnoticed.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from shader_models import COPY, attrs, model
 
 from vgfc.cli.options import TARGET_NAMES
 from vgfc.compiler import Options, compile_model
+from vgfc.record import replace
 from vgfc.vgf.model import Model, ModuleType
 from vgfc.vgf.profiles import PROFILES, TARGETS, violations
 
@@ -84,31 +84,27 @@ def _broken(m: Model, rule: str) -> Model:
     if rule == "no-compute-constants":
         i = next(i for i, s in enumerate(m.segments) if s.type is ModuleType.COMPUTE)
         segments = list(m.segments)
-        segments[i] = dataclasses.replace(segments[i], constant_bindings=((0, 0),))
-        return dataclasses.replace(m, segments=tuple(segments))
+        segments[i] = replace(segments[i], constant_bindings=((0, 0),))
+        return replace(m, segments=tuple(segments))
     if rule == "formats":
         resources = [
-            dataclasses.replace(r, format="VK_FORMAT_R8_SFLOAT_FPENCODING_FLOAT8E4M3_ARM")
-            for r in m.resources
+            replace(r, format="VK_FORMAT_R8_SFLOAT_FPENCODING_FLOAT8E4M3_ARM") for r in m.resources
         ]
-        return dataclasses.replace(m, resources=tuple(resources))
+        return replace(m, resources=tuple(resources))
     if rule == "graph-tensors":
         i = next(i for i, s in enumerate(m.segments) if s.type is ModuleType.GRAPH)
         slot = m.segments[i].descriptor_sets[0].slots[0]
         resources = list(m.resources)
-        resources[slot.resource] = dataclasses.replace(
+        resources[slot.resource] = replace(
             resources[slot.resource], descriptor_type="VK_DESCRIPTOR_TYPE_STORAGE_BUFFER"
         )
-        return dataclasses.replace(m, resources=tuple(resources))
+        return replace(m, resources=tuple(resources))
     if rule == "sampler":
-        resources = [
-            dataclasses.replace(r, sampler=None) if r.sampler is not None else r
-            for r in m.resources
-        ]
-        return dataclasses.replace(m, resources=tuple(resources))
+        resources = [replace(r, sampler=None) if r.sampler is not None else r for r in m.resources]
+        return replace(m, resources=tuple(resources))
     assert rule == "input-bindings"
-    inputs = [dataclasses.replace(x, binding=x.binding + 5) for x in m.inputs]
-    return dataclasses.replace(m, inputs=tuple(inputs))
+    inputs = [replace(x, binding=x.binding + 5) for x in m.inputs]
+    return replace(m, inputs=tuple(inputs))
 
 
 @pytest.mark.parametrize(

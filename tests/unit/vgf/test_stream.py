@@ -6,7 +6,6 @@ resident than one chunk; and the writing is atomic."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import mmap
@@ -25,6 +24,7 @@ from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import DType
 from vgfc.files import write_atomically
 from vgfc.ir import Data
+from vgfc.record import replace
 from vgfc.spirv.tensors import constant_buffer, constant_bytes
 from vgfc.vgf import encode as encoder
 from vgfc.vgf.decode import decode
@@ -213,8 +213,8 @@ def test_write_atomically_streams_and_leaves_nothing_behind_on_error(tmp_path: P
 
 def test_model_with_views_equals_model_with_bytes(tmp_path: Path) -> None:
     model, _, _ = _mapped_model(tmp_path, [5, 9])
-    copied = dataclasses.replace(
-        model, constants=tuple(dataclasses.replace(c, data=bytes(c.data)) for c in model.constants)
+    copied = replace(
+        model, constants=tuple(replace(c, data=bytes(c.data)) for c in model.constants)
     )
     assert model == copied
     assert decode(encode(model)) == model
