@@ -7,17 +7,17 @@ No traceback is shown unless ``--debug`` is given.
 
 Each command's module is imported only when that command runs (:class:`LazyGroup`): the modules
 bring numpy, rich, the reader and the compiler with them, and ``vgfc --version`` or a compile
-should not pay for ``run``'s or ``inspect``'s imports.
+should not pay for ``run``'s or ``inspect``'s imports. ``vgfc --version`` and the usual
+``vgfc compile`` command lines do not load click at all (:mod:`vgfc.cli.quick`); the group
+(:mod:`vgfc.cli.group`) is imported when ``cli`` is asked for.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-import click
-
-import vgfc
 
 __all__ = ["COMMANDS", "LazyGroup", "cli", "main"]
 
@@ -34,45 +34,14 @@ COMMANDS = {
 """Each command and where it lives, in the order ``vgfc --help`` lists them."""
 
 
-class LazyGroup(click.Group):
-    """A group whose commands are imported when they are looked up, not when the group is."""
+def __getattr__(name: str) -> Any:
+    """``cli`` and ``LazyGroup`` live in :mod:`vgfc.cli.group`, with click: imported when asked
+    for, so that the quick path of ``main`` never loads click."""
+    if name in ("cli", "LazyGroup"):
+        from vgfc.cli import group
 
-    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.lazy = lazy
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return [*self.lazy, *(name for name in super().list_commands(ctx) if name not in self.lazy)]
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        where = self.lazy.get(cmd_name)
-        if where is None:
-            return super().get_command(ctx, cmd_name)
-        module, _, attribute = where.partition(":")
-        command = getattr(import_module(module), attribute)
-        assert isinstance(command, click.Command)
-        return command
-
-
-@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(vgfc.__version__, prog_name="vgfc")
-@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-def cli(debug: bool) -> None:
-    """Compile TOSA models with Vulkan custom shaders into VGF files.
-
-    \b
-    vgfc partition model.tosa          how the model splits into ML and shader work
-    vgfc partition model.tosa --dot    the same as a Graphviz graph
-    vgfc check model.tosa              every check compile runs, all errors, nothing written
-    vgfc compile model.tosa -o m.vgf   write the VGF file (--report r.json for a report)
-    vgfc inspect m.vgf                 what a VGF file holds
-    vgfc run m.vgf -i x.npy -o out/    run it on the CPU (lavapipe + ML emulation layers)
-    vgfc verify model.tosa             compile, run, compare with an independent oracle
-    vgfc kernels lib.yaml              check a kernel library (--kernels) without a model
-    vgfc cache [clear]                 the shader cache: where, how big; empty it
-    \b
-    Exit codes: 0 ok, 1 error in the input, 2 usage error, 3 internal error.
-    """
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def command_process() -> None:
@@ -90,7 +59,13 @@ def main() -> None:
     """The ``vgfc`` console script: SIGTERM, SIGHUP and SIGQUIT unwind like Ctrl-C (temporary
     files removed, one line saying what was written), and output that cannot be written (a
     full disk, a closed standard output) is an error (:func:`vgfc.cli.support.run_command`)."""
-    from vgfc.cli.support import run_command
+    import sys
+
+    from vgfc.cli.quick import run_quick
 
     command_process()
-    run_command(cli, prog_name="vgfc")
+    prepared = run_quick(sys.argv[1:])  # returns only when the arguments need click
+    from vgfc.cli.group import cli
+    from vgfc.cli.support import run_command
+
+    run_command(cli, prepared=prepared, prog_name="vgfc")

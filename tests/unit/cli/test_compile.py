@@ -113,7 +113,7 @@ def test_a_long_summary_is_cut_with_the_count_of_the_rest(cli, tmp_path: Path) -
     """21 shader ops between 21 ML ops: 42 segments, of which the table shows the first 40."""
     from tosa_factory import Op, T, build, custom
 
-    from vgfc.cli.compile import SUMMARY_ROWS
+    from vgfc.cli.compiling import SUMMARY_ROWS
 
     names = [f"t{i}" for i in range(43)]
     ops = []

@@ -1,0 +1,158 @@
+"""The quick path of ``vgfc compile`` (vgfc.cli.quick) against click, the oracle: for generated
+command lines, the quick parser either leaves the line to click or gives exactly the parameters
+click's own parse of the line gives (``make_context``), defaults included."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tosa_factory import chain
+
+from vgfc.cli.compile import compile_command
+from vgfc.cli.quick import parse_compile
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A working folder with a model, a library, an include folder and a symlink loop."""
+    root = tmp_path_factory.mktemp("quick")
+    (root / "m.tosa").write_bytes(chain(2))
+    (root / "lib.yaml").write_text("ops: {}\n")
+    (root / "inc").mkdir()
+    (root / "loop").symlink_to(root / "loop")
+    here = Path.cwd()
+    os.chdir(root)
+    try:
+        yield root
+    finally:
+        os.chdir(here)
+
+
+PATHS = ["m.tosa", "missing.tosa", "inc", "loop", "", "out.vgf", "r.json", "-", "lib.yaml"]
+GROUPS = st.one_of(
+    st.sampled_from(PATHS).map(lambda p: [p]),
+    st.sampled_from(
+        [
+            "-q",
+            "--quiet",
+            "--keep-source",
+            "--no-auto-convert",
+            "--no-cache",
+            "--json",
+            "--help",
+            "--debug",
+            "--",
+            "-qo",
+            "-oout.vgf",
+            "--unknown",
+            "-j",
+            "--quiet=1",
+            "--report",
+        ]
+    ).map(lambda f: [f]),
+    st.tuples(
+        st.sampled_from(
+            [
+                "-o",
+                "--output",
+                "--report",
+                "-d",
+                "--kernels",
+                "-I",
+                "--include-dir",
+                "-D",
+                "--define",
+                "--target",
+                "--target-env",
+                "--shader-timeout",
+                "-j",
+            ]
+        ),
+        st.sampled_from(
+            [
+                *PATHS,
+                "executorch",
+                "scenario-runner",
+                "vulkan1.3",
+                "vulkan1.0",
+                "bogus",
+                "1.5",
+                "inf",
+                "nan",
+                "-1",
+                "1_0",
+                " 2",
+                "X=1",
+                "-q",
+                "0",
+            ]
+        ),
+    ).flatmap(lambda pair: st.sampled_from([list(pair), [f"{pair[0]}={pair[1]}"]])),
+)
+lines = st.lists(GROUPS, max_size=6).map(lambda groups: [t for g in groups for t in g])
+
+
+def _click_params(args: list[str]) -> dict[str, object] | None:
+    """What click's parse of ``vgfc compile ARGS`` gives the command, or ``None`` where click
+    refuses the line (a usage error) or answers it itself (``--help``)."""
+    try:
+        with compile_command.make_context("compile", list(args)) as ctx:
+            return dict(ctx.params)
+    except (click.exceptions.Exit, click.ClickException):
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines)
+def test_the_quick_parse_is_clicks_or_none(folder: Path, args: list[str]) -> None:
+    quick = parse_compile(args)
+    if quick is not None:
+        assert quick == _click_params(args), args
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["m.tosa"],
+        ["m.tosa", "-o", "out.vgf"],
+        ["-q", "m.tosa", "-o", "out.vgf"],
+        ["m.tosa", "--output=out.vgf", "--report", "r.json"],
+        ["m.tosa", "-o", "out.vgf", "--report"],
+        ["m.tosa", "--report", "-q"],
+        ["m.tosa", "--kernels", "lib.yaml", "--kernels", "mediapipe", "--target", "executorch"],
+        ["m.tosa", "-I", "inc", "-D", "N=4", "--target-env", "vulkan1.3", "--no-cache"],
+        ["m.tosa", "--shader-timeout", "0", "--keep-source", "--no-auto-convert"],
+    ],
+)
+def test_the_usual_command_lines_take_the_quick_path(folder: Path, args: list[str]) -> None:
+    quick = parse_compile(args)
+    assert quick is not None
+    assert quick == _click_params(args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["m.tosa", "n.tosa"],  # batch mode
+        ["m.tosa", "-d", "out"],
+        ["m.tosa", "--json"],
+        ["m.tosa", "-j", "2"],
+        ["m.tosa", "--help"],
+        ["m.tosa", "-qo", "out.vgf"],  # short options run together
+        ["m.tosa", "-o", "-q"],  # click takes -q as the file name
+        ["m.tosa", "-o", "a.vgf", "-o", "b.vgf"],
+        ["m.tosa", "-o", "inc"],  # a directory: click's error
+        ["missing.tosa"],
+        ["m.tosa", "--target", "bogus"],
+        ["m.tosa", "--shader-timeout", "nan"],
+        ["m.tosa", "--", "x"],
+    ],
+)
+def test_what_the_quick_path_is_not_sure_of_goes_to_click(folder: Path, args: list[str]) -> None:
+    assert parse_compile(args) is None
