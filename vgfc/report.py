@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from vgfc.ir import Graph
 from vgfc.partition import Plan
 from vgfc.schema import load_schema
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from vgfc.compiler import Compilation
 
 __all__ = ["compile_report", "kernel_lines", "load_schema", "partition_json", "summarize_ops"]

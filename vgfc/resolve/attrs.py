@@ -310,9 +310,12 @@ _SAMPLER_KEYS = frozenset(
 
 
 def _compiled_patterns() -> tuple[
-    re.Pattern[str], list[tuple[re.Pattern[str], str, re.Pattern[str] | None]]
+    re.Pattern[str],
+    list[tuple[re.Pattern[str], str, re.Pattern[str] | None]],
+    re.Pattern[str],
 ]:
-    """The push-constant pattern, and per operand key pattern its value's type and pattern."""
+    """The push-constant pattern, per operand key pattern its value's type and pattern, and the
+    shader language pattern."""
     schema = load_schema(_SCHEMA_NAME)
     push = re.compile(schema["properties"]["push_constants"]["pattern"])
     kinds = []
@@ -320,13 +323,10 @@ def _compiled_patterns() -> tuple[
         kind = "sampler" if "$ref" in rule else rule["type"]
         value = re.compile(rule["pattern"]) if "pattern" in rule else None
         kinds.append((re.compile(pattern), kind, value))
-    return push, kinds
+    return push, kinds, re.compile(schema["properties"]["shader_language"]["pattern"])
 
 
-_PUSH_PATTERN, _KEY_PATTERNS = _compiled_patterns()
-_LANGUAGE_PATTERN = re.compile(
-    load_schema(_SCHEMA_NAME)["properties"]["shader_language"]["pattern"]
-)
+_PUSH_PATTERN, _KEY_PATTERNS, _LANGUAGE_PATTERN = _compiled_patterns()
 _LANGUAGE_NAMES = ("GLSL", "HLSL", "SPIR-V")
 
 

@@ -31,14 +31,12 @@ refreshes its entry's time at most once a day, so ``--older-than`` drops entries
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
 import stat
 import struct
 import sys
-import sysconfig
 import threading
 import time
 from pathlib import Path
@@ -48,9 +46,22 @@ from vgfc.spirv.reflect import Element, ResourceBinding, ShaderInfo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from hashlib import sha256
     from typing import Any
 
     from vgfc.shader.glslang import CompileOptions, IncludeProbe
+else:
+    try:
+        # The interpreter's own SHA-256: importing hashlib loads OpenSSL, 7 ms of a compile
+        # whose shaders are all cached (2-core machine); the digests are of entries of a few
+        # kilobytes.
+        from _sha256 import sha256  # Python 3.10, 3.11
+    except ImportError:  # its name from Python 3.12 on, then hashlib's
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
 
 __all__ = [
     "CACHE_ENV",
@@ -266,7 +277,7 @@ def _fingerprint() -> str:
     global _FINGERPRINT
     with _FINGERPRINT_LOCK:
         if _FINGERPRINT is None:
-            digest = hashlib.sha256(f"format {FORMAT}\n".encode())
+            digest = sha256(f"format {FORMAT}\n".encode())
             for name in _TOOLS:
                 digest.update(f"{name} {_version(name)}\n".encode())
             package = Path(__file__).resolve().parent.parent
@@ -286,13 +297,11 @@ def _version(distribution: str) -> str:
     is exactly one (a directory listing); importlib.metadata, which costs 10 to 20 ms to import
     and search with, answers otherwise."""
     prefix = distribution.replace("-", "_").lower() + "-"
-    folders = {
-        entry
-        for root in {*sys.path, *sysconfig.get_paths().values()}
-        if root.endswith("site-packages") and os.path.isdir(root)
-        for entry in os.listdir(root)
-        if entry.lower().startswith(prefix) and entry.endswith(".dist-info")
-    }
+    folders = _dist_infos(sys.path, prefix)
+    if not folders:  # sysconfig's paths load the build's configuration (3 ms): only then
+        import sysconfig
+
+        folders = _dist_infos(sysconfig.get_paths().values(), prefix)
     if len(folders) == 1:
         return folders.pop()[len(prefix) : -len(".dist-info")]
     from importlib import metadata
@@ -303,10 +312,21 @@ def _version(distribution: str) -> str:
         return "unknown"
 
 
+def _dist_infos(roots: Iterable[str], prefix: str) -> set[str]:
+    """The ``PREFIX*.dist-info`` folders in the ``site-packages`` folders among ``roots``."""
+    return {
+        entry
+        for root in set(roots)
+        if root.endswith("site-packages") and os.path.isdir(root)
+        for entry in os.listdir(root)
+        if entry.lower().startswith(prefix) and entry.endswith(".dist-info")
+    }
+
+
 def _key(request: ShaderRequest) -> str:
     material = {"tools": _fingerprint(), **request.material()}
     text = json.dumps(material, sort_keys=True, separators=(",", ":"))  # ASCII: escapes all
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256(text.encode()).hexdigest()
 
 
 def _entry(key: str, folder: Path | None = None) -> str:
@@ -324,7 +344,7 @@ def _encode(key: str, compiled: CompiledShader, includes: tuple[IncludeProbe, ..
     }
     text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
     body = _MAGIC + _LENGTH.pack(len(text)) + text + compiled.spirv
-    return body + hashlib.sha256(body).digest()
+    return body + sha256(body).digest()
 
 
 def _decode(data: bytes, key: str) -> CompiledShader | None:
@@ -332,7 +352,7 @@ def _decode(data: bytes, key: str) -> CompiledShader | None:
     start = len(_MAGIC) + _LENGTH.size
     if len(data) < start + _DIGEST or not body.startswith(_MAGIC):
         return None
-    if hashlib.sha256(body).digest() != digest:
+    if sha256(body).digest() != digest:
         return None
     (size,) = _LENGTH.unpack_from(body, len(_MAGIC))
     spirv = body[start + size :]
@@ -361,7 +381,7 @@ def _still(path: str, sha: str | None) -> bool:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > ENTRY_BYTES_MAX:
             return False
-        return hashlib.sha256(_read_all(fd, info.st_size)).hexdigest() == sha
+        return sha256(_read_all(fd, info.st_size)).hexdigest() == sha
     except OSError:
         return False
     finally:
