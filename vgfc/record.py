@@ -93,12 +93,10 @@ def _is_classvar(annotation: object) -> bool:
     return isinstance(text, str) and text.split("[", 1)[0].split(".")[-1] == "ClassVar"
 
 
-def _restore(cls: type, values: tuple[Any, ...]) -> Any:
-    """Unpickle and copy a record: its slots set as they were, ``__post_init__`` not run again."""
-    obj: Any = object.__new__(cls)
-    for name, value in zip(cls.__record_fields__, values, strict=True):  # type: ignore[attr-defined]
-        object.__setattr__(obj, name, value)
-    return obj
+def _blank(cls: type) -> Any:
+    """A record not yet set up, for unpickling and copying (``__setstate__`` sets its slots as
+    they were; ``__post_init__`` does not run again)."""
+    return object.__new__(cls)
 
 
 def _repr(self: Any) -> str:
@@ -125,7 +123,14 @@ def _frozen_delattr(self: Any, name: str) -> None:
 
 
 def _reduce(self: Any) -> tuple[Any, ...]:
-    return (_restore, (type(self), tuple(getattr(self, n) for n in self.__record_fields__)))
+    # The object first, its fields after: pickle and deepcopy keep it before they go into the
+    # fields, so a field that leads back to it (an entry's library) comes back as it.
+    return (_blank, (type(self),), tuple(getattr(self, n) for n in self.__record_fields__))
+
+
+def _setstate(self: Any, values: tuple[Any, ...]) -> None:
+    for name, value in zip(self.__record_fields__, values, strict=True):
+        object.__setattr__(self, name, value)
 
 
 def _order(op: str) -> Callable[[Any, Any], Any]:
@@ -214,12 +219,15 @@ def _build(cls: type, frozen: bool, eq: bool, order: bool) -> type:
     namespace.setdefault("__init__", first_init)
     namespace.setdefault("__repr__", _repr)
     namespace.setdefault("__reduce__", _reduce)
+    namespace.setdefault("__setstate__", _setstate)
     if eq:
         namespace.setdefault("__eq__", _eq)
-        if frozen:
-            namespace.setdefault("__hash__", _hash)
-        elif "__hash__" not in own:
-            namespace["__hash__"] = None
+        # A class that defines __eq__ alone gets __hash__ = None from Python, which is not a
+        # hash of its own: it is replaced, as dataclasses do.
+        declared = own.get("__hash__", MISSING)
+        explicit_hash = not (declared is MISSING or (declared is None and "__eq__" in own))
+        if not explicit_hash:
+            namespace["__hash__"] = _hash if frozen else None
     if order:
         for op in ("__lt__", "__le__", "__gt__", "__ge__"):
             namespace.setdefault(op, _order(op))

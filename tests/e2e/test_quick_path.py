@@ -64,3 +64,28 @@ def test_the_version_is_clicks(vgfc_exe, tmp_path: Path) -> None:
     quick = vgfc_exe("--version", cwd=tmp_path)
     slow = vgfc_exe("--debug", "--version", cwd=tmp_path)
     assert quick.code == slow.code == 0 and quick.out == slow.out and quick.err == slow.err == ""
+
+
+def test_a_program_that_calls_main_gets_system_exit(model: Path, tmp_path: Path) -> None:
+    """Only the console script ends without the interpreter's teardown: ``vgfc.cli.main``
+    raises ``SystemExit``, and the calling program goes on (its own files written)."""
+    import subprocess
+    import sys
+
+    program = (
+        "import sys\n"
+        "from vgfc.cli import main\n"
+        "log = open('log.txt', 'w')\n"
+        "log.write('before ')\n"
+        f"sys.argv = ['vgfc', 'compile', '-q', {str(model)!r}, '-o', 'a.vgf']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as e:\n"
+        "    log.write(f'caught {e.code}')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "log.txt").read_text() == "before caught 0"
+    assert (tmp_path / "a.vgf").is_file()

@@ -162,3 +162,28 @@ def test_class_variables_are_not_fields() -> None:
         total: ClassVar[int] = 0
 
     assert records.fields(Counted) == ("a",) and Counted.total == 0
+
+
+def test_a_class_with_its_own_eq_is_hashed_as_a_dataclass_is() -> None:
+    def eq(self: Any, other: Any) -> bool:
+        return True
+
+    spec = {"__annotations__": {"a": "int"}, "__eq__": eq}
+    mine = record(type("Same", (), dict(spec)))
+    theirs = dataclasses.dataclass(frozen=True)(type("Same", (), dict(spec)))
+    assert hash(mine(1)) == hash(theirs(1))
+
+
+@record(frozen=False)
+class Node:
+    """Records that lead back to each other (a library and its entries)."""
+
+    name: str
+    others: dict[str, Any] = field(default_factory=dict)
+
+
+def test_copies_keep_a_record_that_leads_back_to_itself() -> None:
+    a, b = Node("a"), Node("b")
+    a.others["b"], b.others["a"] = b, a
+    for copied in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):
+        assert copied.others["b"].others["a"] is copied and copied is not a

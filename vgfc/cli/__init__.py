@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-__all__ = ["COMMANDS", "LazyGroup", "cli", "main"]
+__all__ = ["COMMANDS", "LazyGroup", "cli", "console_main", "main"]
 
 COMMANDS = {
     "partition": "vgfc.cli.partition:partition",
@@ -55,10 +55,22 @@ def command_process() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
+def console_main() -> None:
+    """The ``vgfc`` console script: :func:`main`, and its exit without the interpreter's teardown
+    where nothing is left to run (:func:`vgfc.cli.support.exit_process`)."""
+    from vgfc.cli.support import exit_process
+
+    try:
+        main()
+    except SystemExit as e:
+        exit_process(e.code)
+
+
 def main() -> None:
-    """The ``vgfc`` console script: SIGTERM, SIGHUP and SIGQUIT unwind like Ctrl-C (temporary
-    files removed, one line saying what was written), and output that cannot be written (a
-    full disk, a closed standard output) is an error (:func:`vgfc.cli.support.run_command`)."""
+    """The ``vgfc`` command, ending in ``SystemExit`` as a program that calls it expects.
+    SIGTERM, SIGHUP and SIGQUIT unwind like Ctrl-C (temporary files removed, one line saying
+    what was written), and output that cannot be written (a full disk, a closed standard
+    output) is an error (:func:`vgfc.cli.support.run_command`)."""
     import sys
 
     from vgfc.cli.quick import run_quick

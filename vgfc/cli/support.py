@@ -15,6 +15,7 @@ import contextlib
 import errno
 import io
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
@@ -100,8 +101,16 @@ def print_diagnostic(console: Console | None, d: Diagnostic, label: str | None =
         console.print(f"    {escape(line)}", highlight=False)
 
 
+_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
+"""A terminal escape sequence (colour, cursor movement), as click recognises one."""
+
+
 def _write_line(stream: Any, text: str) -> None:
-    """``text`` and a newline on ``stream``, flushed (as ``click.echo`` does it)."""
+    """``text`` and a newline on ``stream``, flushed, as ``click.echo`` writes them: escape
+    sequences (a model's names may hold them) are taken out where the stream is not a
+    terminal."""
+    if not _is_terminal(stream):
+        text = _ANSI.sub("", text)
     stream.write(text + "\n")
     stream.flush()
 
@@ -279,6 +288,8 @@ def prepare_process() -> None:
             closed.append(fd)
     if 1 in closed:
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(_ClosedStream()), encoding="utf-8")
+    if sys.stderr is None:  # closed when Python started (2>&-): messages go to /dev/null
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), errors="backslashreplace")
     if sys.stdout is not None:
         sys.stdout = _GuardedText(sys.stdout)
     interrupt_on_signals()
@@ -316,22 +327,29 @@ def finish_process(code: object) -> NoReturn:
         sys.stderr.flush()
     except OSError:
         status = status or EXIT_ERROR
-    _exit(status)
+    sys.exit(status)
 
 
-def _exit(status: int) -> NoReturn:
-    """``sys.exit(status)``, or ``os._exit`` when nothing else is left to run: no exit handler
-    registered (the shader workers register one, as do temporary folders) and no other thread.
-    The interpreter's own teardown (clearing every module, a last collection) took 12-15 ms of a
-    120 ms compile on a 2-core machine, and does nothing a command needs once its standard
-    streams are flushed and its files written and closed."""
+def exit_process(code: int | str | None) -> NoReturn:
+    """End the ``vgfc`` console script with ``code`` (an exit code, as :func:`finish_process`
+    leaves it), through ``os._exit`` when nothing else is left to run: no exit handler
+    registered (the shader workers register one, as do temporary folders), no other thread, no
+    profiler or tracer. The interpreter's own teardown (clearing every module, a last
+    collection) took 12-15 ms of a 120 ms compile on a 2-core machine, and does nothing a
+    command needs once its files are written and closed and its standard streams flushed.
+    :func:`vgfc.cli.main` itself raises ``SystemExit``, for programs that call it."""
     import atexit
 
     threading = sys.modules.get("threading")
     alone = threading is None or threading.active_count() == 1
-    if alone and atexit._ncallbacks() == 0:
-        os._exit(status)
-    sys.exit(status)
+    watched = sys.getprofile() is not None or sys.gettrace() is not None
+    if isinstance(code, int) and alone and not watched and atexit._ncallbacks() == 0:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                if stream is not None:
+                    stream.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def run_command(command: click.Command, *, prepared: bool = False, **kwargs: Any) -> NoReturn:

@@ -79,3 +79,23 @@ def test_a_command_that_prints_nothing_needs_no_stdout(tmp_path: Path) -> None:
 def test_a_broken_pipe_is_quiet(tmp_path: Path) -> None:
     done = shell(f"vgfc partition {MODEL} --json | head -c 1", tmp_path)
     assert done.stdout == "{" and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("args", ["--version", f"compile -q {MODEL} -o m.vgf", f"check {MODEL}"])
+def test_a_closed_standard_error_is_no_error(tmp_path: Path, args: str) -> None:
+    """``2>&-``: Python starts without ``sys.stderr``; the messages go nowhere, and the command
+    still does its work and exits as it would."""
+    done = shell(f"vgfc {args} 2>&-", tmp_path)
+    assert done.returncode == 0, done.stdout
+
+
+def test_escape_sequences_in_a_model_never_reach_a_log(tmp_path: Path) -> None:
+    """A custom op's name and domain are printed in its error; a terminal escape sequence in
+    them (colour, cursor movement) is taken out where stderr is not a terminal."""
+    from tosa_factory import T, build, custom
+
+    op = custom(["x"], ["y"], name="\x1b[31mRED\x1b[0m", domain="\x1b[32mdom")
+    (tmp_path / "esc.tosa").write_bytes(build([T("x"), T("y")], [op], ["x"], ["y"]))
+    done = shell("vgfc compile esc.tosa -o e.vgf", tmp_path)
+    assert done.returncode == 1 and "RED" in done.stderr
+    assert "\x1b" not in done.stderr
