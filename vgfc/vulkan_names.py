@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from importlib.util import find_spec
 from pathlib import Path
 
 from vgfc.diagnostics import InternalError
@@ -33,6 +32,8 @@ _ENTRY = re.compile(r'if \(str == "(VK_\w+)"\) \{\s*return (-?\d+);')
 def _header() -> Path:
     """The VGF library's generated header: beside its ``vgfpy`` module where pip puts it, else
     wherever the distribution's file list says (importlib.metadata costs 10 ms to import)."""
+    from importlib.util import find_spec
+
     spec = find_spec("vgfpy")
     if spec is not None and spec.origin:
         beside = Path(spec.origin).parent / "vgf_lib" / "binaries" / "include" / "vgf" / _HEADER

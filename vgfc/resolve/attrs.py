@@ -14,7 +14,6 @@ reaches the VGF is checked against its Vulkan range, and values are quoted, neve
 
 from __future__ import annotations
 
-import base64
 import binascii
 import functools
 import json
@@ -552,6 +551,8 @@ def _code(payload: dict[str, Any], where: Location) -> tuple[str | None, str | N
         return language, code, None
     at = Location(key="shader_code").merged(where)
     try:
+        import base64  # only SPIR-V given as base64 needs it
+
         binary = base64.b64decode(code or "", validate=True)
     except (binascii.Error, ValueError) as e:
         raise InputError(f"not valid base64 for a SPIR-V binary: {e}", at) from None

