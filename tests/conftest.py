@@ -82,6 +82,16 @@ def cli() -> Callable[..., Run]:
 
 
 @pytest.fixture
+def chain_model(tmp_path: Path) -> Path:
+    """A model of three elementwise graph ops and no custom op (``tosa_factory.chain``)."""
+    from tosa_factory import chain
+
+    path = tmp_path / "chain.tosa"
+    path.write_bytes(chain(3))
+    return path
+
+
+@pytest.fixture
 def vgfc_exe() -> Callable[..., Run]:
     """Run the installed ``vgfc`` console script in a real subprocess."""
     exe = Path(sys.executable).parent / "vgfc"

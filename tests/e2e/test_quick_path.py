@@ -12,13 +12,6 @@ import pytest
 from tosa_factory import chain
 
 
-@pytest.fixture
-def model(tmp_path: Path) -> Path:
-    path = tmp_path / "m.tosa"
-    path.write_bytes(chain(3))
-    return path
-
-
 def _steady(text: str) -> str:
     """Output with the file names of one run and the stage timings taken out."""
     text = re.sub(r"\b[ab]\.(vgf|json)", "OUT.\\1", text)
@@ -26,12 +19,20 @@ def _steady(text: str) -> str:
 
 
 @pytest.mark.parametrize("quiet", [[], ["-q"]], ids=["summary", "quiet"])
-def test_quick_and_click_write_the_same(vgfc_exe, model: Path, tmp_path: Path, quiet) -> None:
+def test_quick_and_click_write_the_same(vgfc_exe, chain_model: Path, tmp_path: Path, quiet) -> None:
     quick = vgfc_exe(
-        "compile", str(model), "-o", "a.vgf", "--report", "a.json", *quiet, cwd=tmp_path
+        "compile", str(chain_model), "-o", "a.vgf", "--report", "a.json", *quiet, cwd=tmp_path
     )
     slow = vgfc_exe(
-        "--debug", "compile", str(model), "-o", "b.vgf", "--report", "b.json", *quiet, cwd=tmp_path
+        "--debug",
+        "compile",
+        str(chain_model),
+        "-o",
+        "b.vgf",
+        "--report",
+        "b.json",
+        *quiet,
+        cwd=tmp_path,
     )
     assert quick.code == slow.code == 0, quick.err + slow.err
     assert (tmp_path / "a.vgf").read_bytes() == (tmp_path / "b.vgf").read_bytes()
@@ -42,8 +43,8 @@ def test_quick_and_click_write_the_same(vgfc_exe, model: Path, tmp_path: Path, q
     assert _steady(quick.out) == _steady(slow.out) and _steady(quick.err) == _steady(slow.err)
 
 
-def test_an_input_error_reads_the_same(vgfc_exe, model: Path, tmp_path: Path) -> None:
-    args = ["compile", str(model), "-o", "a.vgf", "--kernels", "missing.yaml"]
+def test_an_input_error_reads_the_same(vgfc_exe, chain_model: Path, tmp_path: Path) -> None:
+    args = ["compile", str(chain_model), "-o", "a.vgf", "--kernels", "missing.yaml"]
     quick = vgfc_exe(*args, cwd=tmp_path)
     slow = vgfc_exe("--debug", *args, cwd=tmp_path)  # --debug: a traceback would show
     assert quick.code == 1 and quick.err.startswith("error: ") and "missing.yaml" in quick.err
@@ -51,13 +52,13 @@ def test_an_input_error_reads_the_same(vgfc_exe, model: Path, tmp_path: Path) ->
     assert slow.code != 0
 
 
-def test_a_usage_error_found_late_is_clicks(vgfc_exe, model: Path, tmp_path: Path) -> None:
+def test_a_usage_error_found_late_is_clicks(vgfc_exe, chain_model: Path, tmp_path: Path) -> None:
     """``-o MODEL`` parses, and the plan refuses it: the line goes to click, which says so
     with its usage line and exit code 2."""
-    run = vgfc_exe("compile", str(model), "-o", str(model), cwd=tmp_path)
+    run = vgfc_exe("compile", str(chain_model), "-o", str(chain_model), cwd=tmp_path)
     assert run.code == 2
     assert run.err.startswith("Usage: vgfc compile") and "would replace the model" in run.err
-    assert model.read_bytes() == chain(3)
+    assert chain_model.read_bytes() == chain(3)
 
 
 def test_the_version_is_clicks(vgfc_exe, tmp_path: Path) -> None:
@@ -66,7 +67,7 @@ def test_the_version_is_clicks(vgfc_exe, tmp_path: Path) -> None:
     assert quick.code == slow.code == 0 and quick.out == slow.out and quick.err == slow.err == ""
 
 
-def test_a_program_that_calls_main_gets_system_exit(model: Path, tmp_path: Path) -> None:
+def test_a_program_that_calls_main_gets_system_exit(chain_model: Path, tmp_path: Path) -> None:
     """Only the console script ends without the interpreter's teardown: ``vgfc.cli.main``
     raises ``SystemExit``, and the calling program goes on (its own files written)."""
     import subprocess
@@ -77,7 +78,7 @@ def test_a_program_that_calls_main_gets_system_exit(model: Path, tmp_path: Path)
         "from vgfc.cli import main\n"
         "log = open('log.txt', 'w')\n"
         "log.write('before ')\n"
-        f"sys.argv = ['vgfc', 'compile', '-q', {str(model)!r}, '-o', 'a.vgf']\n"
+        f"sys.argv = ['vgfc', 'compile', '-q', {str(chain_model)!r}, '-o', 'a.vgf']\n"
         "try:\n"
         "    main()\n"
         "except SystemExit as e:\n"

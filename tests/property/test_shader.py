@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from shader_models import INFO
 
 from vgfc.shader import cache
 from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
@@ -42,17 +43,6 @@ INFOS = st.builds(
     st.none() | st.integers(0, 256),
     st.tuples(st.integers(1, 1), st.integers(0, 6)),
     st.lists(BINDINGS, max_size=2).map(tuple),
-)
-INFO = ShaderInfo(
-    entry_points=(("main", "GLCompute"),),
-    local_size=(64, 1, 1),
-    bindings=(
-        ResourceBinding(0, 0, "storage_buffer", "In", True, False),
-        ResourceBinding(0, 1, "storage_image", None, False, True, "Rgba32f", 4, True),
-    ),
-    push_constant_size=8,
-    spirv_version=(1, 6),
-    unused=(ResourceBinding(1, 0, "uniform_buffer", "U", True, False),),
 )
 OTHER_VALUES = st.sampled_from([None, True, 1, 1.0, "1", [], [1], [1, 2, 3], {}, {"a": 1}])
 

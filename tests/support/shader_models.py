@@ -4,7 +4,8 @@
 makes: a GLSL shader (``COPY``) with one storage buffer in and one out, declared to match.
 ``CHECK_CASES`` holds one broken payload per contract and cross-check error, with the message
 ``vgfc check`` gives after the op's location (``where``); the check tests, the pipeline's
-check-equals-compile test and the goldens all use them.
+check-equals-compile test and the goldens all use them. ``INFO`` is a reflection with every kind
+of binding a cache entry stores.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from tosa_factory import SHADER_DOMAIN, Op, T, build, custom
+
+from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
 
 COPY = """#version 450
 layout(local_size_x = 16) in;
@@ -148,3 +151,16 @@ CHECK_CASES: list[tuple[str, dict[str, Any], str]] = [
         "shader_code: ",
     ),
 ]
+
+
+INFO = ShaderInfo(
+    entry_points=(("main", "GLCompute"),),
+    local_size=(64, 1, 1),
+    bindings=(
+        ResourceBinding(0, 0, "storage_buffer", "In", True, False),
+        ResourceBinding(0, 1, "storage_image", None, False, True, "Rgba32f", 4, True),
+    ),
+    push_constant_size=8,
+    spirv_version=(1, 6),
+    unused=(ResourceBinding(1, 0, "uniform_buffer", "U", True, False),),
+)

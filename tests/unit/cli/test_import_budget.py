@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from tosa_factory import chain
 
 PROBE = """
 import atexit, gc, json, sys
@@ -73,13 +72,6 @@ def _loaded(seen: dict[str, object], names: tuple[str, ...]) -> list[str]:
     return [n for n in names if n in modules or any(m.startswith(n + ".") for m in modules)]
 
 
-@pytest.fixture
-def plain_model(tmp_path: Path) -> Path:
-    path = tmp_path / "plain.tosa"
-    path.write_bytes(chain(3))
-    return path
-
-
 def test_the_version_loads_none_of_the_compiler(tmp_path: Path) -> None:
     seen = _command(["--version"], tmp_path, tmp_path / "cache")
     assert seen["code"] == 0
@@ -88,9 +80,9 @@ def test_the_version_loads_none_of_the_compiler(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("quiet", [True, False], ids=["quiet", "summary"])
 def test_a_compile_without_shaders_stays_within_the_budget(
-    plain_model: Path, tmp_path: Path, quiet: bool
+    chain_model: Path, tmp_path: Path, quiet: bool
 ) -> None:
-    args = ["compile", str(plain_model), "-o", "plain.vgf", *(["-q"] if quiet else [])]
+    args = ["compile", str(chain_model), "-o", "plain.vgf", *(["-q"] if quiet else [])]
     seen = _command(args, tmp_path, tmp_path / "cache")
     assert seen["code"] == 0 and (tmp_path / "plain.vgf").is_file()
     assert _loaded(seen, (*NEVER, *COMPILERS, "vgfc.resolve", "vgfc.vgf.profiles")) == []
@@ -113,9 +105,9 @@ def test_a_compile_with_every_shader_cached_loads_no_shader_compiler(tmp_path: P
 
 
 def test_a_command_collects_garbage_in_fewer_larger_passes(
-    plain_model: Path, tmp_path: Path
+    chain_model: Path, tmp_path: Path
 ) -> None:
-    seen = _command(["compile", "-q", str(plain_model), "-o", "plain.vgf"], tmp_path, tmp_path)
+    seen = _command(["compile", "-q", str(chain_model), "-o", "plain.vgf"], tmp_path, tmp_path)
     assert seen["threshold"][0] >= 10_000  # type: ignore[index]
     # ... and a library user's process keeps its own collector settings.
     run = subprocess.run(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from shader_models import COPY, attrs, model, where
+from shader_models import COPY, INFO, attrs, model, where
 from tosa_factory import Op, T, custom
 from tosa_factory import build as build_model
 
@@ -26,7 +26,7 @@ from vgfc.diagnostics import ShaderError, VgfcError
 from vgfc.shader import build, cache, glslang
 from vgfc.shader.cache import ShaderRequest, cache_dir
 from vgfc.shader.glslang import CompileOptions, Language
-from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
+from vgfc.spirv.reflect import ShaderInfo
 
 INCLUDING = COPY.replace("#version 450\n", '#version 450\n#include "scale.glsl"\n').replace(
     "x[i] * 2.0", "x[i] * SCALE"
@@ -531,18 +531,6 @@ def test_cache_clear_refuses_days_that_are_no_number(cli, days: str, compiles: C
 
 
 # --- the reflection a cache entry holds: read back equal, or a miss in another layout ------------
-
-INFO = ShaderInfo(
-    entry_points=(("main", "GLCompute"),),
-    local_size=(64, 1, 1),
-    bindings=(
-        ResourceBinding(0, 0, "storage_buffer", "In", True, False),
-        ResourceBinding(0, 1, "storage_image", None, False, True, "Rgba32f", 4, True),
-    ),
-    push_constant_size=8,
-    spirv_version=(1, 6),
-    unused=(ResourceBinding(1, 0, "uniform_buffer", "U", True, False),),
-)
 
 
 def stored() -> dict[str, Any]:
