@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from vgfc.jobs import Job
 from vgfc.record import record
 
 TYPE_CHECKING = False
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from vgfc.diagnostics import Diagnostic
 
 __all__ = [
-    "Job",
     "Outcome",
     "compile_job",
     "output_states",
@@ -33,15 +33,6 @@ __all__ = [
     "worker_count",
     "written_since",
 ]
-
-
-@record
-class Job:
-    """One model of a batch and where its files go."""
-
-    model: Path
-    output: Path
-    report: Path | None = None
 
 
 @record

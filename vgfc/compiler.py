@@ -4,13 +4,16 @@
           --partition--> Plan --lower--> one module per partition
           --layout--> vgf.Model --encode--> VGF bytes, a file or a stream (+ report)
 
-:data:`PIPELINE` is a tuple of named stages. Every command runs it through :func:`compile_model`:
-``vgfc compile`` (one model or a batch) and ``vgfc-model-converter`` to the end with a file or
-stream :class:`Sink`, ``vgfc check`` stopped after ``layout`` (or ``--stop-after STAGE``) with
-``keep_going``, ``vgfc partition --kernels`` after ``partition``, ``vgfc verify`` and the library
-API (:func:`vgfc.compile`) with bytes. So no two commands can disagree about a model, and the
-time of every stage, encode included, is measured in one place. The result keeps every
-intermediate value, so the report and the tests can look at any of them.
+:data:`PIPELINE` is a tuple of named stages. A stage is a function from the
+:class:`~vgfc.compilation.Compilation` so far (and the :class:`Request`: source, options, sink)
+to the fields it produces; nothing passes between stages but those fields. Every command runs
+the pipeline through :func:`compile_model`: ``vgfc compile`` (one model or a batch) and
+``vgfc-model-converter`` to the end with a file or stream sink, ``vgfc check`` stopped after
+``layout`` (or ``--stop-after STAGE``) with ``keep_going``, ``vgfc partition`` after
+``partition``, ``vgfc verify`` and the library API (:func:`vgfc.compile`) with bytes. So no two
+commands can disagree about a model, and the time of every stage, encode included, is measured
+in one place. The result keeps every intermediate value, so the report and the tests can look
+at any of them.
 
 With ``keep_going`` each stage collects its errors instead of raising the first: resolve and
 lower check every op and partition they can, and the stages after the first one that failed do
@@ -22,22 +25,20 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-from vgfc.diagnostics import Diagnostic, Severity, VgfcError
-from vgfc.ir import Graph
-from vgfc.partition import Plan
-from vgfc.record import field, record, replace
-from vgfc.shader.options import CompileOptions
-from vgfc.vgf.model import Model
+from vgfc.compilation import Compilation, Options, Sink, ToBytes, ToFile, ToStream
+from vgfc.diagnostics import Diagnostic, VgfcError
+from vgfc.jobs import input_files
+from vgfc.options import UsageError
+from vgfc.record import record, replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
-    from vgfc.lower import Lowered, LoweredModule
-    from vgfc.resolve import Resolution
+    from vgfc.files import Staged
     from vgfc.resolve.library import Library
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "STAGES",
     "Compilation",
     "Options",
+    "Request",
     "Sink",
     "Stage",
     "ToBytes",
@@ -53,312 +55,182 @@ __all__ = [
     "compile",
     "compile_model",
     "compile_to",
-    "input_files",
-    "make_options",
 ]
 
 
 @record
-class Options:
-    """What a compile can be asked to do differently (the command line's compile options)."""
+class Request:
+    """What a run of the pipeline is given: the model, the options and where the VGF goes."""
 
-    shader: CompileOptions = field(default_factory=CompileOptions)
-    keep_source: bool = False
-    """Store GLSL/HLSL source in compute modules instead of the compiled SPIR-V."""
-    target: str = "scenario-runner"
-    """The runtime the VGF is for (:data:`vgfc.vgf.profiles.TARGETS`); its rules are checked
-    in the layout stage."""
-    libraries: tuple[Library, ...] = ()
-    """Kernel libraries (``--kernels``) for custom ops that carry no shader, searched in order."""
-    auto_convert: bool = True
-    """Let kernel selection insert CAST/TRANSPOSE/PAD/SLICE around a custom op; off, a kernel
-    that needs one is an error (``--no-auto-convert``)."""
-    replicated_composites: bool = True
-    """Allow modules that need VK_EXT_shader_replicated_composites; off, such a module is an
-    error (``vgfc-model-converter --disable-replicated-composites``)."""
+    source: str | os.PathLike[str]
+    options: Options
+    sink: Sink
+    keep_going: bool = False
 
 
-# -- where the encoded VGF goes ----------------------------------------------------------------
+Produced = dict[str, "Any"]
+"""Fields of :class:`Compilation` a stage produced; ``diagnostics`` are added to those so far."""
 
 
-@record
-class ToBytes:
-    """Keep the VGF in :attr:`Compilation.vgf`."""
-
-
-@record
-class ToFile:
-    """Stream the VGF to ``path`` atomically (constants go from the mapped input to disk without
-    a copy in memory), and write the JSON report to ``report`` first: on any error, neither the
-    VGF nor the report replaces what was there."""
-
-    path: Path
-    report: Path | None = None
-    hold: list[Any] | None = field(default=None, compare=False)
-    """Where to leave the written files instead of renaming them into place: a list that gets
-    the :class:`vgfc.files.Staged` outputs, for :func:`vgfc.files.commit` (or
-    :func:`vgfc.files.discard`) once the caller knows it wants them (``vgfc compile`` prints
-    its summary first, so that output it cannot print leaves the old files)."""
-
-
-@record
-class ToStream:
-    """Write the VGF to an open binary stream (``vgfc-model-converter -o -``)."""
-
-    stream: BinaryIO
-
-
-Sink = ToBytes | ToFile | ToStream
-"""Where the encode stage puts the VGF."""
-
-
-@record
-class Compilation:
-    """What the pipeline produced. A stage that did not run (stopped, or an earlier error with
-    ``keep_going``) leaves its field ``None``."""
-
-    graph: Graph | None = None
-    """The graph after resolve (custom ops bound), else as read."""
-    plan: Plan | None = None
-    modules: tuple[LoweredModule | None, ...] = ()
-    """One lowered module per partition (:mod:`vgfc.lower`); ``None`` where lowering failed."""
-    model: Model | None = None
-    bindings: dict[str, int] = field(default_factory=dict)
-    """Logical binding id of every value that crosses a partition."""
-    vgf: bytes | None = None
-    """The VGF, when the sink was :class:`ToBytes`."""
-    size: int | None = None
-    """Bytes of the VGF encoded (to any sink)."""
-    diagnostics: tuple[Diagnostic, ...] = ()
-    """Warnings, and with ``keep_going`` the errors, in pipeline order."""
-    timings: tuple[tuple[str, float], ...] = ()
-    """(stage, seconds) in pipeline order."""
-    kernels: tuple[tuple[int, str, str], ...] = ()
-    """(op index, library entry, kernel or ``compose``) for each op a kernel library bound."""
-
-    @property
-    def errors(self) -> tuple[Diagnostic, ...]:
-        return tuple(d for d in self.diagnostics if d.severity is Severity.ERROR)
-
-    @property
-    def warnings(self) -> tuple[Diagnostic, ...]:
-        return tuple(d for d in self.diagnostics if d.severity is Severity.WARNING)
-
-    @property
-    def notes(self) -> tuple[Diagnostic, ...]:
-        """Idioms vgfc recognised and accepted (a shader reading raw bits), worth a line."""
-        return tuple(d for d in self.diagnostics if d.severity is Severity.NOTE)
-
-
-class _Run:
-    """One pass through the pipeline: what the stages produced so far, their diagnostics and
-    timings, and whether errors are raised or kept."""
-
-    def __init__(
-        self,
-        source: str | os.PathLike[str],
-        options: Options,
-        sink: Sink,
-        keep_going: bool,
-    ) -> None:
-        self.source = source
-        self.options = options
-        self.sink = sink
-        self.keep_going = keep_going
-        self.timings: list[tuple[str, float]] = []
-        self.diagnostics: list[Diagnostic] = []
-        self.result = Compilation()
-        # Between stages, beside what the result keeps:
-        self.order: tuple[int, ...] = ()
-        self.resolution: Resolution | None = None
-        self.stage_started = 0.0
-
-    def keep(self, **produced: Any) -> None:
-        """Record what a stage produced, for the result."""
-        self.result = replace(self.result, **produced)
-
-    def fail(self, error: VgfcError) -> None:
-        """An error of a stage that can go on past it: raised, or kept with ``keep_going``."""
-        if not self.keep_going:
-            raise error
-        self.diagnostics.append(error.diagnostic)
-
-    @property
-    def failed(self) -> bool:
-        return any(d.severity is Severity.ERROR for d in self.diagnostics)
-
-    def finished(self) -> Compilation:
-        return replace(
-            self.result, diagnostics=tuple(self.diagnostics), timings=tuple(self.timings)
-        )
+def _errors_or_raise(errors: list[VgfcError], keep_going: bool) -> tuple[Diagnostic, ...]:
+    """Errors of a stage that can go on past them: the first raised, or all kept with
+    ``keep_going``."""
+    if errors and not keep_going:
+        raise errors[0]
+    return tuple(e.diagnostic for e in errors)
 
 
 # -- the stages --------------------------------------------------------------------------------
 
 
-def _read(run: _Run) -> bool:
+def _read(done: Compilation, request: Request) -> Produced:
     from vgfc.read import load
 
-    run.keep(graph=load(run.source))
-    return True
+    return {"graph": load(request.source)}
 
 
-def _verify(run: _Run) -> bool:
+def _verify(done: Compilation, request: Request) -> Produced:
     from vgfc.verify import verify
 
-    assert run.result.graph is not None
-    run.order = verify(run.result.graph)
-    return True
+    assert done.graph is not None
+    return {"order": verify(done.graph)}
 
 
-def _resolve(run: _Run) -> bool:
-    assert run.result.graph is not None
-    if not any(op.op == "CUSTOM" for op in run.result.graph.operators):
-        return True  # nothing to bind (and the resolve package need not load)
+def _resolve(done: Compilation, request: Request) -> Produced:
+    options = request.options
+    libraries: tuple[Library, ...] = ()
+    if options.kernels:
+        from vgfc.resolve.library import load_libraries
+
+        # A library's shader files and include folders may also lie in the -I folders.
+        libraries = load_libraries(options.kernels, include_dirs=options.shader.include_dirs)
+    graph = done.graph
+    assert graph is not None
+    if not any(op.op == "CUSTOM" for op in graph.operators):
+        return {"libraries": libraries}  # nothing to bind (and the resolve package need not load)
     from vgfc.resolve import resolve
 
     resolution = resolve(
-        run.result.graph,
-        run.order,
-        keep_going=run.keep_going,
-        libraries=run.options.libraries,
-        auto_convert=run.options.auto_convert,
+        graph,
+        done.order,
+        keep_going=request.keep_going,
+        libraries=libraries,
+        auto_convert=options.auto_convert,
     )
-    run.resolution = resolution
-    run.order = resolution.order
-    run.diagnostics.extend(resolution.diagnostics)
-    run.keep(graph=resolution.graph, kernels=resolution.kernels)
-    return True
+    return {
+        "graph": resolution.graph,
+        "order": resolution.order,
+        "libraries": libraries,
+        "unbound": resolution.failed,
+        "kernels": resolution.kernels,
+        "diagnostics": resolution.diagnostics,
+    }
 
 
-def _partition(run: _Run) -> bool:
-    from vgfc.partition import partition
+def _partition(done: Compilation, request: Request) -> Produced:
+    from vgfc.partition import logical_bindings, partition
 
-    assert run.result.graph is not None
-    run.keep(plan=partition(run.result.graph, run.order))
-    return True
-
-
-def _as_is(_graph: Graph, d: Diagnostic, _libraries: Sequence[Library]) -> Diagnostic:
-    """A diagnostic of a graph no kernel library bound an op of: as it is."""
-    return d
+    assert done.graph is not None
+    plan = partition(done.graph, done.order)
+    return {"plan": plan, "bindings": logical_bindings(done.graph, plan)}
 
 
-def _lower(run: _Run) -> bool:
+def _lower(done: Compilation, request: Request) -> Produced:
     from vgfc.lower import lower
-    from vgfc.vgf.layout import logical_bindings
 
-    graph, plan = run.result.graph, run.result.plan
+    graph, plan = done.graph, done.plan
     assert graph is not None and plan is not None
-    bindings = logical_bindings(graph, plan)
-    run.keep(bindings=bindings)
-    failed = frozenset[int]()
-    in_library: Callable[[Graph, Diagnostic, Sequence[Library]], Diagnostic] = _as_is
-    if run.resolution is not None:  # the graph has custom ops, perhaps a library's
+    in_library: Callable[[Diagnostic], Diagnostic] = lambda d: d  # noqa: E731
+    if done.libraries and done.kernels:
         from vgfc import resolve
 
-        in_library, failed = resolve.in_library, run.resolution.failed
+        def in_library(d: Diagnostic) -> Diagnostic:
+            return resolve.in_library(graph, d, done.libraries)
+
     try:
-        lowered: Lowered = lower(
-            graph, plan, bindings, run.options.shader, keep_going=run.keep_going, skip=failed
+        lowered = lower(
+            graph,
+            plan,
+            done.bindings,
+            request.options.shader,
+            keep_going=request.keep_going,
+            skip=done.unbound,
         )
     except VgfcError as e:
-        d = in_library(graph, e.diagnostic, run.options.libraries)
+        d = in_library(e.diagnostic)
         if d is e.diagnostic:
             raise
         raise type(e)(d.message, d.location, excerpt=d.excerpt) from None
-    run.diagnostics.extend(in_library(graph, d, run.options.libraries) for d in lowered.diagnostics)
-    run.keep(modules=lowered.modules)
-    return not run.failed
+    return {
+        "modules": lowered.modules,
+        "diagnostics": tuple(in_library(d) for d in lowered.diagnostics),
+    }
 
 
-def _layout(run: _Run) -> bool:
+def _layout(done: Compilation, request: Request) -> Produced:
     from vgfc.vgf.layout import layout
 
-    graph, plan = run.result.graph, run.result.plan
+    graph, plan, options = done.graph, done.plan, request.options
     assert graph is not None and plan is not None
-    modules = [m for m in run.result.modules if m is not None]
-    model = layout(graph, plan, modules, run.result.bindings, keep_source=run.options.keep_source)
-    run.keep(model=model)
-    if run.options.target != "scenario-runner" or not run.options.replicated_composites:
+    modules = [m for m in done.modules if m is not None]
+    model = layout(graph, plan, modules, done.bindings, keep_source=options.keep_source)
+    errors: list[VgfcError] = []
+    if options.target != "scenario-runner" or not options.replicated_composites:
         # The scenario runner takes every file vgfc writes: its profile has no rules to load.
         from vgfc.vgf.profiles import replicated_composites_errors, target_errors
 
-        for error in target_errors(graph, plan, model, run.options.target):
-            run.fail(error)
-        if not run.options.replicated_composites:
-            for error in replicated_composites_errors(model, os.fspath(run.source)):
-                run.fail(error)
-    return not run.failed
+        errors += target_errors(graph, plan, model, options.target)
+        if not options.replicated_composites:
+            errors += replicated_composites_errors(model, os.fspath(request.source))
+    return {"model": model, "diagnostics": _errors_or_raise(errors, request.keep_going)}
 
 
-def _encode(run: _Run) -> bool:
+def _encode(done: Compilation, request: Request) -> Produced:
     from vgfc.vgf.encode import encode, encode_to
 
-    model, sink = run.result.model, run.sink
+    model, sink = done.model, request.sink
     assert model is not None
     if isinstance(sink, ToBytes):
         data = encode(model)
-        run.keep(vgf=data, size=len(data))
-    elif isinstance(sink, ToStream):
-        run.keep(size=encode_to(model, sink.stream))
-    else:
-        _write(run, model, sink)
-    return True
+        return {"vgf": data, "size": len(data)}
+    if isinstance(sink, ToStream):
+        return {"size": encode_to(model, sink.stream)}
+    return _stage_file(done, request, model, sink)
 
 
-def _write(run: _Run, model: Model, sink: ToFile) -> None:
-    """Stream the VGF to ``sink.path``; the report, which records the file's size, SHA-256 and
-    the time of every stage up to here, is written before the VGF takes its place."""
-    from vgfc.files import Staged, stage, write_atomically
+def _stage_file(done: Compilation, request: Request, model: Any, sink: ToFile) -> Produced:
+    """Stream the VGF to a temporary file beside ``sink.path``, left in ``sink.hold`` to be
+    renamed into place (with the report) by :func:`compile_model`."""
+    from vgfc.files import write_atomically
     from vgfc.vgf.encode import encode_to
 
-    inputs = input_files(run.source, run.options)
-    together: list[Staged] = []
+    written: Produced = {}
 
     def write(file: BinaryIO) -> None:
-        digest = None
-        if sink.report is not None:
-            import hashlib
+        if sink.report is None:
+            written["size"] = encode_to(model, file)
+            return
+        import hashlib
 
-            digest = hashlib.sha256()
-        size = encode_to(model, file, digest)
-        run.keep(size=size)
-        if sink.report is not None and digest is not None:
-            import json
+        digest = hashlib.sha256()
+        written["size"] = encode_to(model, file, digest)
+        written["sha256"] = digest.hexdigest()
 
-            from vgfc.report import compile_report
-
-            elapsed = ("encode", time.perf_counter() - run.stage_started)
-            done = replace(run.finished(), timings=(*run.timings, elapsed))
-            doc = compile_report(done, str(sink.path), written=(size, digest.hexdigest()))
-            text = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
-            together.append(stage(sink.report, text, inputs=(*inputs, sink.path)))
-
-    # The report and the VGF are renamed into place together: an interrupt leaves both old or
-    # both new.
-    write_atomically(sink.path, write, inputs=inputs, together=together, hold=sink.hold)
-
-
-def input_files(source: str | os.PathLike[str], options: Options) -> tuple[Path, ...]:
-    """Every file a compile of ``source`` reads that a user names: the model, the kernel
-    libraries and their shaders. No output may replace one of them."""
-    files = [Path(source)]
-    for library in options.libraries:
-        files.append(library.path)
-        files.extend(
-            kernel.shader.path for entry in library.entries.values() for kernel in entry.kernels
-        )
-    return tuple(files)
+    assert sink.hold is not None
+    inputs = input_files(request.source, request.options, done.libraries)
+    write_atomically(sink.path, write, inputs=inputs, hold=sink.hold)
+    return written
 
 
 @record
 class Stage:
-    """One stage of the pipeline: its name and what it does to the run. ``run`` returns False
-    when the stages after it must not run (an error kept with ``keep_going``)."""
+    """One stage of the pipeline: its name and what it does. A stage that ``halts`` ends the run
+    when an error has been kept (with ``keep_going``) by it or a stage before it; the others
+    raise theirs, or hand them forward (resolve: lower leaves the ops it could not bind out)."""
 
     name: str
-    run: Callable[[_Run], bool]
+    run: Callable[[Compilation, Request], Produced]
+    halts: bool = False
 
 
 PIPELINE: tuple[Stage, ...] = (
@@ -366,8 +238,8 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("verify", _verify),
     Stage("resolve", _resolve),
     Stage("partition", _partition),
-    Stage("lower", _lower),
-    Stage("layout", _layout),
+    Stage("lower", _lower, halts=True),
+    Stage("layout", _layout, halts=True),
     Stage("encode", _encode),
 )
 """The stages in pipeline order."""
@@ -394,23 +266,66 @@ def compile_model(
     """
     if stop_after not in STAGES:
         raise ValueError(f"stop_after must be one of {', '.join(STAGES)}, not {stop_after!r}")
-    run = _Run(source, options or Options(), sink or ToBytes(), keep_going)
-    for stage in PIPELINE[: STAGES.index(stop_after) + 1]:
-        if on_stage is not None:
-            on_stage(stage.name)
-        run.stage_started = time.perf_counter()
-        try:
-            go_on = stage.run(run)
-        except VgfcError as e:
-            if not keep_going:
-                raise
-            run.diagnostics.append(e.diagnostic)
-            go_on = False
-        finally:
-            run.timings.append((stage.name, time.perf_counter() - run.stage_started))
-        if not go_on:
-            break
-    return run.finished()
+    sink = sink or ToBytes()
+    held: list[Staged] = []
+    hold = None
+    if isinstance(sink, ToFile):  # the files are renamed into place at the end
+        hold, sink = sink.hold, replace(sink, hold=held)
+    request = Request(source, options or Options(), sink, keep_going)
+    done = Compilation()
+    timings: list[tuple[str, float]] = []
+    try:
+        for stage in PIPELINE[: STAGES.index(stop_after) + 1]:
+            if on_stage is not None:
+                on_stage(stage.name)
+            started = time.perf_counter()
+            try:
+                produced = stage.run(done, request)
+            except VgfcError as e:
+                if not keep_going:
+                    raise
+                produced, stop = {"diagnostics": (e.diagnostic,)}, True
+            else:
+                stop = False
+            finally:
+                timings.append((stage.name, time.perf_counter() - started))
+            new = produced.pop("diagnostics", ())
+            done = replace(done, **produced, diagnostics=(*done.diagnostics, *new))
+            if stop or (stage.halts and done.errors):
+                break
+        done = replace(done, timings=tuple(timings))
+        if held:
+            _place(done, request, held, hold)
+    except BaseException:
+        from vgfc.files import discard
+
+        discard(held)
+        raise
+    return done
+
+
+def _place(done: Compilation, request: Request, held: list[Staged], hold: list[Any] | None) -> None:
+    """The written VGF, with its report (which records the file's size, SHA-256 and the time of
+    every stage), renamed into place together, or left with the caller's ``hold``: an interrupt
+    leaves both old or both new."""
+    from vgfc.files import commit, stage
+
+    sink = request.sink
+    assert isinstance(sink, ToFile)
+    if sink.report is not None:
+        import json
+
+        from vgfc.report import compile_report
+
+        assert done.size is not None and done.sha256 is not None
+        doc = compile_report(done, str(sink.path), written=(done.size, done.sha256))
+        text = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+        inputs = (*input_files(request.source, request.options, done.libraries), sink.path)
+        held.insert(0, stage(sink.report, text, inputs=inputs))
+    if hold is not None:
+        hold.extend(held)
+    else:
+        commit(held)
 
 
 def compile_to(
@@ -427,72 +342,6 @@ def compile_to(
     return compile_model(source, options, on_stage, sink=sink)
 
 
-TARGET_NAMES = ("scenario-runner", "executorch")
-"""The runtimes a VGF can be for (``--target``): the profiles of :mod:`vgfc.vgf.profiles`,
-named here so that choosing one does not load their rules (a test keeps the two equal)."""
-
-TARGET_ENVS = ("vulkan1.1", "vulkan1.2", "vulkan1.3")
-"""The Vulkan environments shaders can be compiled and validated for (``--target-env``)."""
-
-
-def make_options(
-    *,
-    kernels: Iterable[str | os.PathLike[str]] = (),
-    target: str = "scenario-runner",
-    include_dirs: Iterable[str | os.PathLike[str]] = (),
-    defines: Mapping[str, str] | Iterable[str] = (),
-    target_env: str = "vulkan1.3",
-    shader_timeout: float | None = None,
-    cache: bool = True,
-    keep_source: bool = False,
-    auto_convert: bool = True,
-) -> Options:
-    """:class:`Options` from the values the command line takes, checked as it checks them:
-    ``kernels`` (``--kernels``: files or bundled names, read and checked here), ``target``,
-    ``include_dirs`` (``-I``), ``defines`` (``-D``: ``NAME=VALUE`` strings or a mapping),
-    ``target_env``, ``shader_timeout`` (seconds, 0 for none; default 5), ``cache``
-    (``--no-cache`` is False), ``keep_source``, ``auto_convert`` (``--no-auto-convert`` is
-    False). Raises ValueError for a value the command line would refuse as a usage error, and
-    :class:`VgfcError` for a kernel library that is wrong."""
-    import math
-
-    from vgfc.shader.options import DEFAULT_TIMEOUT
-
-    if target not in TARGET_NAMES:
-        raise ValueError(f"target must be one of {', '.join(TARGET_NAMES)}, not {target!r}")
-    if target_env not in TARGET_ENVS:
-        raise ValueError(f"target_env must be one of {', '.join(TARGET_ENVS)}, not {target_env!r}")
-    timeout = DEFAULT_TIMEOUT if shader_timeout is None else float(shader_timeout)
-    if math.isnan(timeout) or timeout < 0:
-        raise ValueError(f"shader_timeout must be 0 or more seconds, not {shader_timeout!r}")
-    items = (
-        defines.items()
-        if isinstance(defines, Mapping)
-        else ((d.partition("=")[0], d.partition("=")[2]) for d in defines)
-    )
-    pairs = []
-    for name, value in items:
-        if not name.isidentifier():
-            raise ValueError(f"'{name}={value}' is not NAME or NAME=VALUE")
-        pairs.append((name, value or "1"))
-    libraries: tuple[Library, ...] = ()
-    include_dirs = tuple(include_dirs)
-    names = tuple(kernels)
-    if names:
-        from vgfc.resolve.library import load_libraries
-
-        # A library's shader files and include folders may also lie in the -I folders.
-        libraries = load_libraries(names, include_dirs=tuple(include_dirs))
-    shader = CompileOptions(
-        target_env=target_env,
-        include_dirs=tuple(os.fspath(p) for p in include_dirs),
-        defines=tuple(pairs),
-        timeout=timeout,
-        cache=cache,
-    )
-    return Options(shader, keep_source, target, libraries, auto_convert)
-
-
 def compile(  # vgfc.compile, as the command is vgfc compile
     model: str | os.PathLike[str],
     output: str | os.PathLike[str] | None = None,
@@ -503,14 +352,22 @@ def compile(  # vgfc.compile, as the command is vgfc compile
     """``vgfc compile`` in this process, for tools that are Python already.
 
     Compiles ``model``; with ``output`` writes the VGF there (atomically, and the JSON report to
-    ``report``), else keeps it in :attr:`Compilation.vgf`. ``options`` are those of
-    :func:`make_options` (``kernels``, ``target``, ``include_dirs``, ``defines``,
-    ``target_env``, ``shader_timeout``, ``cache``, ``keep_source``, ``auto_convert``). Raises
-    :class:`VgfcError` for the errors the command exits 1 with (the same messages), ValueError
-    for a usage error. Warnings are in :attr:`Compilation.warnings`."""
+    ``report``), else keeps it in :attr:`Compilation.vgf`. ``options`` are the compile options
+    of :data:`vgfc.options.OPTIONS` by name (``kernels``, ``target``, ``include_dirs``,
+    ``defines``, ``target_env``, ``shader_timeout``, ``cache``, ``keep_source``,
+    ``auto_convert``, ...), checked as the command line checks them. Raises :class:`VgfcError`
+    for the errors the command exits 1 with (the same messages), ValueError for a usage error
+    (the command's exit 2), TypeError for an unknown option. Warnings are in
+    :attr:`Compilation.warnings`."""
+    from vgfc.compilation import make_options
+
     settings = make_options(**options)
     if output is None:
         if report is not None:
-            raise ValueError("a report needs an output file")
+            raise UsageError("a report needs an output file")
         return compile_model(model, settings)
-    return compile_to(model, output, report, settings)
+    from vgfc.jobs import check_outputs, plan_jobs
+
+    (job,) = plan_jobs((Path(model),), Path(output), None, os.fspath(report) if report else None)
+    check_outputs(job, settings)
+    return compile_to(job.model, job.output, job.report, settings)

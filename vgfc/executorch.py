@@ -138,7 +138,8 @@ def load(
     that carries a ``torch`` schema. Raises :class:`vgfc.VgfcError` for a library that is wrong,
     an entry whose schema disagrees with its parameters, inputs or outputs, or one that cannot
     be a PyTorch op; each message names ``lib.yaml:LINE`` and the entry."""
-    from vgfc.compiler import make_options
+    from vgfc.compilation import make_options
+    from vgfc.resolve.library import load_libraries
 
     # Shaders compile in this process: ExecuTorch's export runs many threads, and a worker
     # process forked from it would start with their locks held.
@@ -149,14 +150,15 @@ def load(
         target_env=target_env,
         shader_timeout=0,
     )
+    loaded = load_libraries(options.kernels, include_dirs=options.shader.include_dirs)
     ops = [
         _define(entry)
-        for library in options.libraries
+        for library in loaded
         for entry in library.entries.values()
         if entry.torch is not None
     ]
     if not ops:
-        shown = ", ".join(library.shown for library in options.libraries)
+        shown = ", ".join(library.shown for library in loaded)
         raise InputError(f"no entry of {shown} names a PyTorch schema (torch: ns::op(...) -> ...)")
     for op in ops:
         _OPTIONS[op.qualname] = options

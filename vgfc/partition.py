@@ -28,7 +28,14 @@ from vgfc.ir import Graph, Operator
 from vgfc.record import field, record
 from vgfc.verify import data_producers, topological_order
 
-__all__ = ["Partition", "PartitionKind", "Plan", "partition", "program_order_count"]
+__all__ = [
+    "Partition",
+    "PartitionKind",
+    "Plan",
+    "logical_bindings",
+    "partition",
+    "program_order_count",
+]
 
 
 class PartitionKind(enum.Enum):
@@ -266,3 +273,20 @@ def _program_order_count(ops: Sequence[Operator]) -> int:
         elif not in_ml:
             count, in_ml = count + 1, True
     return count
+
+
+def logical_bindings(graph: Graph, plan: Plan) -> dict[str, int]:
+    """Logical binding id of every value that crosses a partition (a segment of the VGF):
+    graph inputs first, then intermediates in partition order, then graph outputs. Lower
+    gives them to the graph modules, layout to the resource table."""
+    ids: dict[str, int] = {}
+    for name in graph.inputs:
+        ids.setdefault(name, len(ids))
+    outputs = set(graph.outputs)
+    for p in plan.partitions:
+        for name in p.outputs:
+            if name not in outputs:
+                ids.setdefault(name, len(ids))
+    for name in graph.outputs:
+        ids.setdefault(name, len(ids))
+    return ids

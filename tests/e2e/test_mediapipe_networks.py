@@ -22,7 +22,6 @@ from oracles.regions import evaluate_network
 from paths import DATA
 
 from vgfc.compiler import Options, compile_model
-from vgfc.resolve.library import load_libraries
 from vgfc.runner import run_vgf
 
 OPS = DATA / "mediapipe_ops"
@@ -31,7 +30,7 @@ MANIFEST = json.loads((OPS / "manifest.json").read_text())["models"]
 
 
 def _compile(model: Path, tmp_path: Path) -> Path:
-    options = Options(libraries=load_libraries(["mediapipe"]))
+    options = Options(kernels=("mediapipe",))
     result = compile_model(model, options)
     assert result.vgf is not None
     out = tmp_path / (model.stem + ".vgf")

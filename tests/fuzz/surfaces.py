@@ -105,7 +105,7 @@ def run_library(path: str | os.PathLike[str], deadline_s: float = DEADLINE_S) ->
     _deadline(start, "kernels", deadline_s * 3)
     start = time.monotonic()
     try:
-        compile_model(KERNEL_MODEL, Options(shader=shader, libraries=(library,)))
+        compile_model(KERNEL_MODEL, Options(shader=shader, kernels=(str(library.path),)))
     except VgfcError as e:
         _check_message(e.render(), names, "compile")
         if e.kind is ErrorKind.INTERNAL:
@@ -327,7 +327,7 @@ def vgf_seeds(folder: Path) -> list[Path]:
         out.append(target)
     target = folder / "kernels.vgf"
     if not target.exists():
-        from vgfc.compiler import make_options
+        from vgfc.compilation import make_options
 
         compile_to(KERNEL_MODEL, target, options=make_options(kernels=[ROOT / LIBRARY_SEEDS[0]]))
     out.append(target)

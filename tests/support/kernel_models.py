@@ -84,7 +84,9 @@ def compiled(
 ) -> Compilation:
     libs = libraries or (load_library(OPS),)
     return compile_model(
-        path, Options(libraries=libs, auto_convert=auto_convert), stop_after=stop_after
+        path,
+        Options(kernels=tuple(str(lib.path) for lib in libs), auto_convert=auto_convert),
+        stop_after=stop_after,
     )
 
 

@@ -19,19 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-__all__ = ["COMMANDS", "LazyGroup", "cli", "console_main", "main"]
-
-COMMANDS = {
-    "partition": "vgfc.cli.partition:partition",
-    "check": "vgfc.cli.check:check",
-    "compile": "vgfc.cli.compile:compile_command",
-    "inspect": "vgfc.cli.inspect:inspect",
-    "run": "vgfc.cli.run:run",
-    "verify": "vgfc.cli.verify:verify",
-    "kernels": "vgfc.cli.kernels:kernels",
-    "cache": "vgfc.cli.cache:cache",
-}
-"""Each command and where it lives, in the order ``vgfc --help`` lists them."""
+__all__ = ["LazyGroup", "cli", "console_main", "main"]
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from vgfc.cli.options import compile_options, max_errors_option, model_argument
+from vgfc.cli.options import declare, max_errors_option, model_argument
 from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_bounded, stderr_console
 from vgfc.compiler import STAGES
 from vgfc.diagnostics import Severity
@@ -32,7 +32,7 @@ __all__ = ["check"]
     show_default=True,
     help="Run the pipeline up to this stage (encode: also encode the VGF, in memory).",
 )
-@compile_options
+@declare("check")
 @handle_errors
 def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options: Options) -> None:
     """Run every check `vgfc compile` runs on MODEL, writing nothing.

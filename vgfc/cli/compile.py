@@ -9,19 +9,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vgfc.cli.compiling import REPORT_NEXT_TO_OUTPUT, UsageError, compile_single, plan_jobs
-from vgfc.cli.options import InputPath, compile_options
-from vgfc.cli.support import (
-    EXIT_ERROR,
-    EXIT_INTERNAL,
-    escape,
-    handle_errors,
-    stderr_console,
-)
+from vgfc.cli.compiling import compile_single
+from vgfc.cli.options import InputPath, declare
+from vgfc.cli.support import EXIT_ERROR, EXIT_INTERNAL, escape, stderr_console
 
 if TYPE_CHECKING:
-    from vgfc.batch import Job, Outcome
+    from vgfc.batch import Outcome
     from vgfc.compiler import Options
+    from vgfc.jobs import Job
 
 __all__ = ["compile_command"]
 
@@ -34,70 +29,12 @@ __all__ = ["compile_command"]
     metavar="MODEL...",
     type=InputPath(),
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="VGF file to write (default: MODEL with the suffix .vgf). One MODEL only.",
-)
-@click.option(
-    "-d",
-    "--output-dir",
-    "output_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    metavar="OUTDIR",
-    help="Write each MODEL's VGF to OUTDIR/<stem>.vgf (created if missing): batch mode.",
-)
-@click.option(
-    "--report",
-    is_flag=False,
-    flag_value=REPORT_NEXT_TO_OUTPUT,
-    default=None,
-    metavar="[FILE]",
-    type=click.Path(dir_okay=False),
-    help="Also write a JSON report (schemas/report.schema.json): partitions, segments, "
-    "modules, resources, shaders, warnings, timings per stage. Without FILE (as the last "
-    "argument or before another option) each report goes next to its VGF as "
-    "<stem>.report.json; with several models FILE is not allowed.",
-)
-@click.option(
-    "--keep-source",
-    is_flag=True,
-    help="Store GLSL/HLSL source in compute modules instead of the compiled SPIR-V "
-    "(the shaders are still compiled and checked).",
-)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=0),
-    default=1,
-    show_default=True,
-    metavar="N",
-    help="Compile up to N models at once, each in a worker process (0: one per CPU). "
-    "Results are printed in the order of the models, and the files are the same.",
-)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print a JSON list with one entry per model (schemas/compile.schema.json) instead "
-    "of the summary: result, files written, operators, segments, bytes, seconds, "
-    "diagnostics. Implies batch mode.",
-)
-@click.option(
-    "-q",
-    "--quiet",
-    is_flag=True,
-    help="Print nothing but errors and warnings (and the --json list).",
-)
-@compile_options
-@handle_errors
+@declare("compile")
 def compile_command(
     models: tuple[Path, ...],
     output: Path | None,
     output_dir: Path | None,
     report: str | None,
-    keep_source: bool,
     jobs: int,
     as_json: bool,
     quiet: bool,
@@ -121,15 +58,14 @@ def compile_command(
     \b
         vgfc compile a.tosa b.tosa c.tosa -d out/ -j 0 --report
     """
+    from vgfc.jobs import plan_jobs
+    from vgfc.options import UsageError
+
     try:
         job_list = plan_jobs(models, output, output_dir, report)
     except UsageError as e:
         raise click.UsageError(str(e)) from None
     batch = len(models) > 1 or output_dir is not None or as_json
-    if keep_source:
-        from vgfc.record import replace
-
-        options = replace(options, keep_source=True)
     if batch:
         if output_dir is not None:
             try:

@@ -5,7 +5,6 @@ behaves the same whichever parsed its command line."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from vgfc.cli.support import diagnostics_console, print_diagnostic, print_table
 
@@ -13,138 +12,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from vgfc.batch import Job
     from vgfc.compiler import Options
+    from vgfc.jobs import Job
 
-__all__ = [
-    "REPORT_NEXT_TO_OUTPUT",
-    "SUMMARY_ROWS",
-    "UsageError",
-    "compile_single",
-    "plan_jobs",
-]
-
-REPORT_NEXT_TO_OUTPUT = ""
-"""The value of ``--report`` given without a FILE: each report goes next to its VGF."""
-
-
-class UsageError(Exception):
-    """A command line that cannot be run as given (exit 2 with click's usage line). Found before
-    any work is done."""
-
-
-def check_arguments(
-    models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
-) -> None:
-    """Options that exclude one another, or a ``--report`` that took a model as its FILE."""
-    if output is not None and output_dir is not None:
-        raise UsageError("-o/--output and -d/--output-dir are exclusive")
-    if output is not None and len(models) > 1:
-        raise UsageError(
-            f"-o/--output names one file, and {len(models)} models were given: "
-            "use -d/--output-dir OUTDIR to write each to OUTDIR/<stem>.vgf"
-        )
-    if report and len(models) > 1:
-        raise UsageError(
-            f"--report {report} names one file, and {len(models)} models were given: give "
-            "--report without a FILE to write each report next to its VGF as "
-            "<stem>.report.json"
-            + (
-                " (the FILE was taken from the word after --report)"
-                if report.endswith(".tosa")
-                else ""
-            )
-        )
-    if report and report != REPORT_NEXT_TO_OUTPUT and _looks_like_a_model(Path(report)):
-        raise UsageError(
-            f"--report took {report} as its FILE, and that is a TOSA model, not a report: put "
-            "--report last (or write --report=FILE) so that it does not take a model's name"
-        )
+__all__ = ["SUMMARY_ROWS", "compile_single"]
 
 
 def compile_single(job: Job, options: Options, *, quiet: bool) -> None:
     """One model, not in batch mode: its outputs checked before any work (a device such as
     /dev/null, a FIFO, a library given as the output, a missing folder), then compiled, with the
     summary table unless ``quiet``."""
-    from vgfc.compiler import input_files
-    from vgfc.files import check_output
+    from vgfc.jobs import check_outputs
 
-    inputs = input_files(job.model, options)
-    for path in (job.output, job.report):
-        if path is not None:
-            check_output(path, inputs=inputs)
+    check_outputs(job, options)
     _compile_quietly_or_not(job, options, quiet=quiet)
-
-
-def _looks_like_a_model(path: Path) -> bool:
-    """A ``.tosa`` name, or a file that starts like a TOSA flatbuffer (identifier ``TOSA``)."""
-    from vgfc.diagnostics import VgfcError
-    from vgfc.files import open_input
-
-    if path.suffix.lower() == ".tosa":
-        return True
-    try:  # a FIFO or a device is no model (and must not block or be read here)
-        with open_input(path) as f:
-            return f.header(8)[4:8] == b"TOSA"
-    except VgfcError:
-        return False
-
-
-def _real(path: Path) -> Path:
-    """``path`` with its links followed as far as they lead: a symlink loop stays as it is
-    (``Path.resolve`` raises on one), and the file opener refuses it, naming it."""
-    import os
-
-    return Path(os.path.realpath(path))
-
-
-def plan_jobs(
-    models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
-) -> list[Job]:
-    """Where each model's files go; two models that would write one file are a usage error."""
-    check_arguments(models, output, output_dir, report)
-    from vgfc.batch import Job
-
-    jobs = []
-    writers: dict[Path, Path] = {}
-    inputs = {_real(model): model for model in models}
-    for model in models:
-        if output is not None:
-            target = output
-        elif output_dir is not None:
-            target = output_dir / f"{model.stem}.vgf"
-        else:
-            target = model.with_suffix(".vgf")
-        if report is None:
-            report_path = None
-        elif report == REPORT_NEXT_TO_OUTPUT:
-            report_path = target.with_suffix(".report.json")
-        else:
-            report_path = Path(report)
-        for path in (target, report_path):
-            if path is not None and path.is_dir():
-                raise UsageError(f"{model}: cannot write {path}: it is a directory")
-            if path is not None and _real(path) in inputs:
-                # `--report a.tosa b.tosa`: the flag took the model after it as its FILE.
-                taken = " (--report took the word after it as FILE)" if path == report_path else ""
-                raise UsageError(
-                    f"{model}: writing {path} would replace the model {inputs[_real(path)]}{taken}"
-                )
-        if report_path is not None and _real(report_path) == _real(target):
-            raise UsageError(f"{model}: the report and the VGF would both be written to {target}")
-        key = _real(target)
-        if key in writers:
-            raise UsageError(
-                f"{writers[key]} and {model} would both be written to {target}: "
-                + (
-                    "models in one batch need different file names (stems)"
-                    if _real(writers[key]) != _real(model)
-                    else "the model is given twice"
-                )
-            )
-        writers[key] = model
-        jobs.append(Job(model, target, report_path))
-    return jobs
 
 
 SUMMARY_ROWS = 40

@@ -10,9 +10,20 @@ from typing import Any
 import click
 
 import vgfc
-from vgfc.cli import COMMANDS
 
-__all__ = ["LazyGroup", "cli"]
+__all__ = ["COMMANDS", "LazyGroup", "cli"]
+
+COMMANDS = {
+    "partition": "vgfc.cli.partition:partition",
+    "check": "vgfc.cli.check:check",
+    "compile": "vgfc.cli.compile:compile_command",
+    "inspect": "vgfc.cli.inspect:inspect",
+    "run": "vgfc.cli.run:run",
+    "verify": "vgfc.cli.verify:verify",
+    "kernels": "vgfc.cli.kernels:kernels",
+    "cache": "vgfc.cli.cache:cache",
+}
+"""Each command and where it lives, in the order ``vgfc --help`` lists them."""
 
 
 class LazyGroup(click.Group):

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from vgfc.cli.options import max_errors_option, shader_options
-from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_bounded, stderr_console
+from vgfc.cli.options import declare, max_errors_option
+from vgfc.cli.support import EXIT_ERROR, escape, print_bounded, stderr_console
 
 if TYPE_CHECKING:
-    from vgfc.shader.options import CompileOptions
+    from vgfc.compiler import Options
 
 __all__ = ["kernels"]
 
@@ -21,13 +21,12 @@ __all__ = ["kernels"]
 @click.argument("libraries", nargs=-1, required=True, metavar="LIB...")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries and verdicts as JSON.")
 @max_errors_option("kernels that fail the same way are one")
-@shader_options
-@handle_errors
+@declare("kernels")
 def kernels(
     libraries: tuple[str, ...],
     as_json: bool,
     max_errors: int,
-    shader: CompileOptions,
+    options: Options,
 ) -> None:
     """Check kernel libraries (YAML files, or a bundled one by name: mediapipe).
 
@@ -47,14 +46,13 @@ def kernels(
     from vgfc.resolve.library import load_libraries
     from vgfc.resolve.library_check import check_library
 
-    options = shader
-    loaded = load_libraries(libraries, include_dirs=shader.include_dirs)
+    loaded = load_libraries(libraries, include_dirs=options.shader.include_dirs)
     errors = 0
     found = []
     docs: list[dict[str, Any]] = []
     rows = []
     for library in loaded:
-        for verdict in check_library(library, options):
+        for verdict in check_library(library, options.shader):
             entry, kernel = verdict.entry, verdict.kernel
             if verdict.error is not None:
                 errors += 1

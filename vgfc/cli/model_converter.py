@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING
 import click
 
 import vgfc
-from vgfc.cli.options import InputPath, compile_options
+from vgfc.cli.options import InputPath, declare
 from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import UnsupportedError
-from vgfc.record import replace
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
@@ -137,11 +136,6 @@ def _note(text: str) -> None:
 @click.option("--dump-mlir", is_flag=True, help="Ignored.")
 @click.option("--emit-debug-info", is_flag=True, help="Ignored.")
 @click.option(
-    "--disable-replicated-composites",
-    is_flag=True,
-    help="Fail when the result uses VK_EXT_shader_replicated_composites (vgfc cannot avoid it).",
-)
-@click.option(
     "--require-static-shape", is_flag=True, help="Always so in vgfc: dynamic shapes are refused."
 )
 @click.option("--experimental-analysis", is_flag=True, help="Ignored.")
@@ -153,14 +147,13 @@ def _note(text: str) -> None:
     metavar="VAR",
     help="Only 'none': vgfc keeps the model's element types.",
 )
-@compile_options
+@declare("model-converter")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @handle_errors
 def model_converter(
     input_path: Path,
     output: str,
     tosa_flatbuffer: bool,
-    disable_replicated_composites: bool,
     require_static_shape: bool,
     type_narrowing: str,
     options: Options,
@@ -187,14 +180,12 @@ def model_converter(
             _note(f"{option} ignored: {why}")
     if type_narrowing.lower() != "none":
         _note(f"--type-narrowing {type_narrowing} ignored: vgfc keeps the model's element types")
-    if disable_replicated_composites:
-        options = replace(options, replicated_composites=False)
     if output == "-":
         compile_model(input_path, options, sink=ToStream(sys.stdout.buffer))
         sys.stdout.buffer.flush()
     else:
-        from vgfc.compiler import input_files
         from vgfc.files import check_output
+        from vgfc.jobs import input_files
 
         check_output(output, inputs=input_files(input_path, options))
         compile_model(input_path, options, sink=ToFile(Path(output)))

@@ -1,12 +1,11 @@
-"""The options commands share, declared once.
+"""The click side of the options commands share.
 
-:func:`compile_options` gives a command everything that changes a compile (``--target``,
-``--kernels``, ``--no-auto-convert`` and the shader options) and hands it one
-:class:`vgfc.compiler.Options` as its ``options`` parameter; ``check``, ``compile``, ``partition``,
-``verify`` and ``vgfc-model-converter`` take it. :func:`shader_options` is the shader part alone
-(``-I``, ``-D``, ``--target-env``, ``--shader-timeout``, ``--no-cache``), handed over as a
-:class:`vgfc.shader.options.CompileOptions` named ``shader``, for ``vgfc kernels``.
-:func:`run_options` is how ``run`` and ``verify`` execute a VGF.
+:func:`declare` makes a command's click options from the one option table,
+:data:`vgfc.options.OPTIONS`: everything that changes a compile (``--target``, ``--kernels``,
+``--no-auto-convert``, the shader options) is handed to the command as one
+:class:`vgfc.compiler.Options` named ``options``, checked as :func:`vgfc.compile` checks it.
+The click parameter types the table's kinds map to are here, as are the options of commands
+that do not compile: :func:`run_options` is how ``run`` and ``verify`` execute a VGF.
 """
 
 from __future__ import annotations
@@ -20,22 +19,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from vgfc.cli.support import handle_errors
-from vgfc.compiler import TARGET_ENVS, TARGET_NAMES
 
 if TYPE_CHECKING:
-    from vgfc.compiler import Options
+    from vgfc.options import Option
 
 __all__ = [
-    "TARGET_NAMES",
     "FiniteFloat",
     "InputPath",
     "Seconds",
-    "compile_options",
+    "declare",
     "inputs_option",
     "max_errors_option",
     "model_argument",
     "run_options",
-    "shader_options",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -109,128 +105,72 @@ class Seconds(click.FloatRange):
         return number
 
 
-_SHADER = (
-    click.option(
-        "-I",
-        "--include-dir",
-        "include_dirs",
-        multiple=True,
-        type=click.Path(exists=True, file_okay=False, path_type=Path),
-        help="Directory searched by #include in shaders (repeatable).",
-    ),
-    click.option(
-        "-D",
-        "--define",
-        "defines",
-        multiple=True,
-        metavar="NAME[=VALUE]",
-        help="Preprocessor definition for GLSL/HLSL shaders (repeatable).",
-    ),
-    click.option(
-        "--target-env",
-        type=click.Choice(TARGET_ENVS),
-        default="vulkan1.3",
-        show_default=True,
-        help="Vulkan environment shaders are compiled and validated for.",
-    ),
-    click.option(
-        "--shader-timeout",
-        type=Seconds(),
-        default=5.0,
-        metavar="SECONDS",
-        help="Seconds one GLSL/HLSL shader may take to compile (default 5). Each compiles in "
-        "a worker process that is killed when the time is up and may use at most 2 GiB more "
-        "memory; 0: no limits, compiled in vgfc's own process.",
-    ),
-    click.option(
-        "--no-cache",
-        is_flag=True,
-        help="Compile every shader afresh, without reading or writing the shader cache "
-        "(compiled, validated shaders kept under $VGFC_CACHE_DIR/shaders, else the user cache "
-        "folder).",
-    ),
-)
-_SHADER_PARAMS = ("include_dirs", "defines", "target_env", "shader_timeout", "no_cache")
+def _click_option(option: Option) -> Callable[[F], F]:
+    """The click option of a table entry: its type from its kind."""
+    from vgfc.options import REPORT_NEXT_TO_OUTPUT
 
-_COMPILE = (
-    click.option(
-        "--target",
-        type=click.Choice(TARGET_NAMES),
-        default="scenario-runner",
-        show_default=True,
-        help="The runtime the VGF is for. executorch: also hold the file to the rules of "
-        "ExecuTorch's Arm VGF runtime (SPIR-V in every module, one descriptor set per segment, "
-        "tensors only in graph segments, ...), each violation an error with the way out.",
-    ),
-    click.option(
-        "--kernels",
-        "kernels",
-        multiple=True,
-        metavar="LIB",
-        help="Kernel library for custom ops that carry no shader: a YAML file "
-        "(schemas/kernel_library.schema.json) or a bundled one by name (mediapipe). "
-        "Repeatable; the first library with an entry for an op wins.",
-    ),
-    click.option(
-        "--no-auto-convert",
-        "no_auto_convert",
-        is_flag=True,
-        help="Refuse a kernel that needs its operands converted (CAST, TRANSPOSE, channel "
-        "padding) instead of inserting the conversions.",
-    ),
-)
-_COMPILE_PARAMS = ("target", "kernels", "no_auto_convert")
+    kwargs: dict[str, Any] = {"help": option.help, "show_default": option.show_default}
+    if option.metavar is not None:
+        kwargs["metavar"] = option.metavar
+    kind = option.kind
+    if kind == "flag":
+        kwargs["is_flag"] = True
+    elif kind == "report":
+        kwargs.update(is_flag=False, flag_value=REPORT_NEXT_TO_OUTPUT, default=None)
+        kwargs["type"] = click.Path(dir_okay=False)
+    elif option.multiple:
+        kwargs["multiple"] = True
+        if kind == "dirs":
+            kwargs["type"] = click.Path(exists=True, file_okay=False, path_type=Path)
+    else:
+        types: dict[str, Callable[[], Any]] = {
+            "choice": lambda: click.Choice(option.choices),
+            "seconds": Seconds,
+            "count": lambda: click.IntRange(min=0),
+            "file": lambda: click.Path(dir_okay=False, path_type=Path),
+            "folder": lambda: click.Path(file_okay=False, path_type=Path),
+        }
+        kwargs["type"] = types[kind]()
+        if option.default is not None:
+            kwargs["default"] = option.default
+    return click.option(*option.flags, option.param, **kwargs)
 
 
-def _options(values: dict[str, Any]) -> Options:
-    """The values of the options through :func:`vgfc.compiler.make_options`, which checks them
-    as the library API does; what it refuses is a usage error."""
-    from vgfc.compiler import make_options
+def declare(command: str) -> Callable[[F], F]:
+    """Every option of :data:`vgfc.options.OPTIONS` that ``command`` takes, in the table's
+    order: the compile options handed to the command as one :class:`vgfc.compiler.Options`
+    named ``options`` (checked by :func:`vgfc.compilation.make_options`, whose refusals are usage
+    errors), the command's own as parameters of their names."""
+    from vgfc.options import options_of
 
-    try:
-        return make_options(
-            kernels=values.get("kernels", ()),
-            target=values.get("target", "scenario-runner"),
-            include_dirs=values["include_dirs"],
-            defines=values["defines"],
-            target_env=values["target_env"],
-            shader_timeout=values["shader_timeout"],
-            cache=not values["no_cache"],
-            auto_convert=not values.get("no_auto_convert", False),
-        )
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
+    own = options_of(command)
+    compiling = [o.param for o in own if o.into is not None]
+
+    def decorate(func: F) -> F:
+        @wraps(func)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            from vgfc.compilation import make_options
+            from vgfc.options import UsageError, compile_values
+
+            params = {name: kwargs.pop(name) for name in compiling}
+            try:
+                options = make_options(**compile_values(command, params))
+            except UsageError as e:
+                raise click.UsageError(str(e)) from None
+            return func(*args, options=options, **kwargs)
+
+        wrapped: Any = handle_errors(run)
+        for option in reversed(own):
+            wrapped = _click_option(option)(wrapped)
+        return wrapped  # type: ignore[no-any-return]
+
+    return decorate
 
 
 def _declare(func: Callable[..., Any], options: tuple[Callable[[F], F], ...]) -> Any:
     for option in reversed(options):
         func = option(func)
     return func
-
-
-def shader_options(func: F) -> F:
-    """``-I``, ``-D``, ``--target-env``, ``--shader-timeout``, ``--no-cache``: the command gets
-    them as ``shader``, a :class:`~vgfc.shader.options.CompileOptions`."""
-
-    @wraps(func)
-    def command(*args: Any, **kwargs: Any) -> Any:
-        values = {name: kwargs.pop(name) for name in _SHADER_PARAMS}
-        return func(*args, shader=_options(values).shader, **kwargs)
-
-    return _declare(handle_errors(command), _SHADER)  # type: ignore[no-any-return]
-
-
-def compile_options(func: F) -> F:
-    """Everything that changes a compile: the command gets it as ``options``, a
-    :class:`vgfc.compiler.Options` (kernel libraries read and checked)."""
-
-    @wraps(func)
-    def command(*args: Any, **kwargs: Any) -> Any:
-        values = {name: kwargs.pop(name) for name in (*_COMPILE_PARAMS, *_SHADER_PARAMS)}
-        return func(*args, options=_options(values), **kwargs)
-
-    # A kernel library is read here, before the command runs: its errors are reported alike.
-    return _declare(handle_errors(command), (*_COMPILE, *_SHADER))  # type: ignore[no-any-return]
 
 
 def run_options(func: F) -> F:

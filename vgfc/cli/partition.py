@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vgfc.cli.options import compile_options, model_argument
+from vgfc.cli.options import declare, model_argument
 from vgfc.cli.support import emit, escape, handle_errors, print_diagnostic, stderr_console
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ __all__ = ["partition"]
     help="Write the JSON or DOT text to this file instead of standard output (atomically; "
     "the model, a library or anything but a regular file is refused).",
 )
-@compile_options
+@declare("partition")
 @handle_errors
 def partition(
     model: Path,
@@ -57,7 +57,6 @@ def partition(
     """
     from rich.console import Console
 
-    import vgfc
     from vgfc.cli.tables import word_table
     from vgfc.dot import plan_to_dot
     from vgfc.report import partition_json, summarize_ops
@@ -66,27 +65,23 @@ def partition(
         raise click.UsageError("--json and --dot are exclusive: choose one")
     if output is not None and not (as_json or as_dot):
         raise click.UsageError("-o/--output needs --json or --dot")
+    from vgfc.compiler import compile_model
+
     inputs: tuple[Path, ...] = ()
     if output is not None:
-        from vgfc.compiler import input_files
         from vgfc.files import check_output
+        from vgfc.jobs import input_files
 
         # Refused before any work: the model itself, a library, a device such as /dev/null.
         inputs = input_files(model, options)
         check_output(output, inputs=inputs)
-    if options.libraries:
-        from vgfc.compiler import compile_model
-
-        result = compile_model(model, options, stop_after="partition", keep_going=True)
-        console = stderr_console()
-        for d in result.diagnostics:
-            print_diagnostic(console, d)
-        if result.errors or result.graph is None or result.plan is None:
-            raise SystemExit(1)
-        graph, plan = result.graph, result.plan
-    else:
-        graph = vgfc.load(model)
-        plan = vgfc.partition(graph)
+    result = compile_model(model, options, stop_after="partition", keep_going=True)
+    console = stderr_console()
+    for d in result.diagnostics:
+        print_diagnostic(console, d)
+    if result.errors or result.graph is None or result.plan is None:
+        raise SystemExit(1)
+    graph, plan = result.graph, result.plan
     if as_json:
         emit(json.dumps(partition_json(graph, plan), indent=2) + "\n", output, inputs)
         return

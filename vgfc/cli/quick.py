@@ -31,54 +31,29 @@ if TYPE_CHECKING:
 
 __all__ = ["parse_compile", "run_quick"]
 
-_FLAGS = {
-    "-q": "quiet",
-    "--quiet": "quiet",
-    "--keep-source": "keep_source",
-    "--no-auto-convert": "no_auto_convert",
-    "--no-cache": "no_cache",
-}
-"""Flags: the option as written, the parameter it sets to True."""
 
-_VALUES = {
-    "-o": "output",
-    "--output": "output",
-    "--report": "report",
-    "--target": "target",
-    "--kernels": "kernels",
-    "-I": "include_dirs",
-    "--include-dir": "include_dirs",
-    "-D": "defines",
-    "--define": "defines",
-    "--target-env": "target_env",
-    "--shader-timeout": "shader_timeout",
-}
-"""Options that take a value: the option as written, its parameter."""
+def _table() -> tuple[dict[str, tuple[str, bool]], dict[str, str], dict[str, Any]]:
+    """From the option table, for ``vgfc compile``: the flags (as written -> the parameter and
+    the value it sets), the options that take a value (as written -> the parameter), and every
+    parameter's default as click fills it when no option is given."""
+    from vgfc.options import options_of
 
-_MULTIPLE = ("kernels", "include_dirs", "defines")
-"""Parameters an option may give more than once (a tuple of the values, in order)."""
-
-
-def _defaults() -> dict[str, Any]:
-    """The compile command's parameters as click fills them when no option is given."""
-    return {
-        "models": (),
-        "output": None,
-        "output_dir": None,
-        "report": None,
-        "keep_source": False,
-        "jobs": 1,
-        "as_json": False,
-        "quiet": False,
-        "target": "scenario-runner",
-        "kernels": (),
-        "no_auto_convert": False,
-        "include_dirs": (),
-        "defines": (),
-        "target_env": "vulkan1.3",
-        "shader_timeout": 5.0,
-        "no_cache": False,
-    }
+    flags: dict[str, tuple[str, bool]] = {}
+    values: dict[str, str] = {}
+    defaults: dict[str, Any] = {"models": ()}
+    for option in options_of("compile"):
+        for flag in option.flags:
+            if option.batch:
+                continue  # click's
+            if option.kind == "flag":
+                flags[flag] = (option.param, True)
+            elif option.kind != "report":  # --report's FILE is optional: parsed on its own
+                values[flag] = option.param
+        if option.kind == "flag":
+            defaults[option.param] = False
+        else:
+            defaults[option.param] = () if option.multiple else option.default
+    return flags, values, defaults
 
 
 def _file(value: str, *, model: bool) -> bool:
@@ -93,37 +68,36 @@ def _file(value: str, *, model: bool) -> bool:
     return not stat.S_ISDIR(st.st_mode) and os.access(value, os.R_OK)
 
 
-def _convert(name: str, value: str) -> Any:
-    """``value`` of parameter ``name`` as click's type makes it, or ``None`` where this parser
-    is not sure click would take it."""
-    from vgfc.compiler import TARGET_ENVS, TARGET_NAMES
-
-    if name == "output":
+def _convert(kind: str, value: str, choices: tuple[str, ...]) -> Any:
+    """``value`` of an option of ``kind`` as click's type makes it, or ``None`` where this
+    parser is not sure click would take it."""
+    if kind == "file":
         return Path(value) if _file(value, model=False) else None
-    if name == "report":
+    if kind == "report":
         return value if _file(value, model=False) else None
-    if name == "target":
-        return value if value in TARGET_NAMES else None
-    if name == "target_env":
-        return value if value in TARGET_ENVS else None
-    if name == "include_dirs":
+    if kind == "choice":
+        return value if value in choices else None
+    if kind == "dirs":
         ok = bool(value) and os.path.isdir(value) and os.access(value, os.R_OK)
         return Path(value) if ok else None
-    if name == "shader_timeout":
+    if kind == "seconds":
         try:
             seconds = float(value)
         except ValueError:
             return None
         return None if math.isnan(seconds) or seconds < 0 else seconds
-    return value  # kernels, defines: text
+    if kind in ("names", "defines"):
+        return value
+    return None  # -d, -j: batch mode, which click parses
 
 
 def parse_compile(args: list[str]) -> dict[str, Any] | None:
     """The parameters of ``vgfc compile ARGS`` as click's parse gives them, or ``None`` where
     click must parse them (see the module docstring)."""
-    from vgfc.cli.compiling import REPORT_NEXT_TO_OUTPUT
+    from vgfc.options import OPTIONS, REPORT_NEXT_TO_OUTPUT
 
-    params = _defaults()
+    flags, values, params = _table()
+    of = {o.param: o for o in OPTIONS if "compile" in o.commands}
     given: set[str] = set()
     models: list[Path] = []
     i = 0
@@ -137,18 +111,18 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
             continue
         option, equals, attached = token.partition("=")
         value: Any
-        if option in _FLAGS and not equals:
-            name, value = _FLAGS[option], True
+        if option in flags and not equals:
+            name, value = flags[option]
         elif option == "--report" and not equals:
             # The FILE is optional: the next word is taken unless it looks like an option.
             if i < len(args) and not args[i].startswith("-"):
-                value = _convert("report", args[i])
+                value = _convert("report", args[i], ())
                 i += 1
             else:
                 value = REPORT_NEXT_TO_OUTPUT
             name = "report"
-        elif option in _VALUES and (equals == "" or option.startswith("--")):
-            name = _VALUES[option]
+        elif option in values and (equals == "" or option.startswith("--")):
+            name = values[option]
             if equals:
                 raw = attached
             elif i < len(args):
@@ -158,12 +132,12 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
                 return None
             if raw.startswith("-"):
                 return None
-            value = _convert(name, raw)
+            value = _convert(of[name].kind, raw, of[name].choices)
         else:
             return None
         if value is None:
             return None
-        if name in _MULTIPLE:
+        if of[name].multiple:
             params[name] = (*params[name], value)
         elif name in given:
             return None
@@ -197,7 +171,8 @@ def run_quick(argv: list[str]) -> bool:
     if params is None:
         return False
 
-    from vgfc.cli.compiling import UsageError, plan_jobs
+    from vgfc.jobs import plan_jobs
+    from vgfc.options import UsageError
 
     try:
         (job,) = plan_jobs(params["models"], params["output"], None, params["report"])
@@ -247,22 +222,12 @@ def _guarded(work: Callable[[], None]) -> object:
 
 
 def _options(params: dict[str, Any]) -> Any:
-    """The :class:`vgfc.compiler.Options` of the parsed values (kernel libraries read), or
-    ``None`` when :func:`vgfc.compiler.make_options` refuses a value."""
-    from vgfc.compiler import make_options
-    from vgfc.record import replace
+    """The :class:`vgfc.compiler.Options` of the parsed values, or ``None`` when
+    :func:`vgfc.compilation.make_options` refuses a value."""
+    from vgfc.compilation import make_options
+    from vgfc.options import UsageError, compile_values
 
     try:
-        options = make_options(
-            kernels=params["kernels"],
-            target=params["target"],
-            include_dirs=params["include_dirs"],
-            defines=params["defines"],
-            target_env=params["target_env"],
-            shader_timeout=params["shader_timeout"],
-            cache=not params["no_cache"],
-            auto_convert=not params["no_auto_convert"],
-        )
-    except ValueError:
+        return make_options(**compile_values("compile", params))
+    except UsageError:
         return None
-    return replace(options, keep_source=True) if params["keep_source"] else options

@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vgfc.cli.options import InputPath, compile_options, inputs_option, run_options
+from vgfc.cli.options import InputPath, declare, inputs_option, run_options
 from vgfc.cli.run import PUSH_CONSTANTS_HELP, push_target, timeout_option
 from vgfc.cli.support import escape, handle_errors
 from vgfc.diagnostics import InputError
@@ -71,7 +71,7 @@ no independent oracle (their numbers were not checked)."""
 @run_options
 @timeout_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-@compile_options
+@declare("verify")
 @handle_errors
 def verify(
     model: Path,
@@ -143,7 +143,7 @@ def verify(
         rtol=rtol,
         validate=validate,
         device=device,
-        libraries=options.libraries,
+        libraries=result.libraries,
         timeout=timeout,
     )
     if as_json:

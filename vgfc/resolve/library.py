@@ -52,6 +52,7 @@ __all__ = [
     "TensorRule",
     "build_constant",
     "bundled_path",
+    "library_file",
     "load_libraries",
     "load_library",
 ]
@@ -1121,8 +1122,18 @@ def load_libraries(
     out = []
     for spec in specs:
         text = os.fspath(spec)
-        if text in BUNDLED and not Path(text).exists():
-            out.append(load_library(bundled_path(text), text, include_dirs))
+        path = library_file(text)
+        if path != Path(text):
+            out.append(load_library(path, text, include_dirs))
         else:
             out.append(load_library(text, include_dirs=include_dirs))
     return tuple(out)
+
+
+def library_file(spec: str | os.PathLike[str]) -> Path:
+    """The file a ``--kernels`` value names: a bundled library's, unless a file of that name
+    is there."""
+    text = os.fspath(spec)
+    if text in BUNDLED and not Path(text).exists():
+        return bundled_path(text)
+    return Path(text)

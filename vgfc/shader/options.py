@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import enum
 
+from vgfc.options import DEFAULTS
 from vgfc.record import record
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "DEFAULT_TIMEOUT", "CompileOptions", "Language"]
 
-DEFAULT_TIMEOUT = 5.0
+DEFAULT_TIMEOUT: float = DEFAULTS["shader_timeout"]
 """Seconds one shader may take to compile (``--shader-timeout``); ordinary ones take 1-2 ms."""
 DEFAULT_MEMORY_LIMIT = 2 << 30
 """Bytes of address space compiling one shader may add (2 GiB); ordinary ones need a few MiB."""
@@ -30,13 +31,13 @@ class Language(enum.Enum):
 class CompileOptions:
     """How to compile a shader; the defaults match the Vulkan 1.3 target vgfc writes."""
 
-    target_env: str = "vulkan1.3"
+    target_env: str = DEFAULTS["target_env"]
     """Vulkan version the module is for: ``vulkan1.0`` .. ``vulkan1.3``."""
     spirv_version: tuple[int, int] = (1, 6)
     """SPIR-V version to emit; must be one the target environment accepts."""
-    include_dirs: tuple[str, ...] = ()
+    include_dirs: tuple[str, ...] = DEFAULTS["include_dirs"]
     """Folders searched, in order, for ``#include "..."`` and ``#include <...>``."""
-    defines: tuple[tuple[str, str], ...] = ()
+    defines: tuple[tuple[str, str], ...] = DEFAULTS["defines"]
     """Preprocessor macros, as with ``-D NAME=VALUE``; an empty value defines the name only."""
     timeout: float = DEFAULT_TIMEOUT
     """Seconds the compilation may take: it runs in a worker process, killed when the time is
@@ -44,7 +45,7 @@ class CompileOptions:
     memory_limit: int = DEFAULT_MEMORY_LIMIT
     """Bytes of address space the worker may add while compiling (``RLIMIT_AS``, Linux only);
     ``0``: no cap. Applies only with a ``timeout``."""
-    cache: bool = True
+    cache: bool = DEFAULTS["cache"]
     """Look compiled shaders up in, and add them to, the on-disk shader cache
     (:mod:`vgfc.shader.cache`; ``--no-cache`` turns it off). :func:`compile_shader` itself never
     uses the cache: the lowering stage does."""

@@ -4,8 +4,8 @@ Plan + one lowered module per partition -> :class:`~vgfc.vgf.model.Model`. The l
 reference converter, so runtimes built for its files work unchanged:
 
 * every value that crosses a segment boundary gets one **logical binding id**
-  (:func:`logical_bindings`): graph inputs first (0..n-1), then intermediates in segment order,
-  then graph outputs;
+  (:func:`vgfc.partition.logical_bindings`): graph inputs first (0..n-1), then intermediates in
+  segment order, then graph outputs;
 * each way a value is seen gets a **resource** (graph segments see TENSOR_ARM with the element
   format of the dtype, shaders see the descriptor type and format they declare); one value seen
   two ways gives entries that share an **alias group**; constants come first;
@@ -46,27 +46,12 @@ if TYPE_CHECKING:
     from vgfc.ir import ShaderResource
     from vgfc.lower.shader import ShaderModule
 
-__all__ = ["TENSOR_ARM", "layout", "logical_bindings", "unsigned_values"]
+__all__ = ["TENSOR_ARM", "layout", "unsigned_values"]
 
 TENSOR_ARM = "VK_DESCRIPTOR_TYPE_TENSOR_ARM"
 
 _View = tuple[str, str, "Sampler | None"]
 """How a value is seen: (descriptor type, format, sampler)."""
-
-
-def logical_bindings(graph: Graph, plan: Plan) -> dict[str, int]:
-    """Logical binding id of every value that crosses a segment boundary."""
-    ids: dict[str, int] = {}
-    for name in graph.inputs:
-        ids.setdefault(name, len(ids))
-    outputs = set(graph.outputs)
-    for p in plan.partitions:
-        for name in p.outputs:
-            if name not in outputs:
-                ids.setdefault(name, len(ids))
-    for name in graph.outputs:
-        ids.setdefault(name, len(ids))
-    return ids
 
 
 def unsigned_values(graph: Graph) -> frozenset[str]:
@@ -255,8 +240,8 @@ def layout(
     keep_source: bool = False,
 ) -> Model:
     """The VGF model of ``plan``: ``lowered`` holds one module per partition (in partition
-    order), ``bindings`` the ids from :func:`logical_bindings` (which the graph modules were
-    decorated with)."""
+    order), ``bindings`` the ids from :func:`vgfc.partition.logical_bindings` (which the graph
+    modules were decorated with)."""
     state = _Layout(graph, bindings)
     state.see_all(lowered)
     state.add_constants([m for m in lowered if isinstance(m, GraphModule)])

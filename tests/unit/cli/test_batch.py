@@ -338,6 +338,7 @@ def test_a_crashed_worker_fails_only_its_model(tmp_path: Path, monkeypatch) -> N
     import vgfc.batch as batch
     import vgfc.compiler
     from vgfc.compiler import Options
+    from vgfc.jobs import Job
 
     real = vgfc.compiler.compile_to
 
@@ -348,7 +349,7 @@ def test_a_crashed_worker_fails_only_its_model(tmp_path: Path, monkeypatch) -> N
 
     monkeypatch.setattr(vgfc.compiler, "compile_to", crashing)
     names = ["chain", "dup", "mixed", "push", "sets", "image"]
-    jobs = [batch.Job(SAMPLES_DIR / f"{n}.tosa", tmp_path / f"{n}.vgf") for n in names]
+    jobs = [Job(SAMPLES_DIR / f"{n}.tosa", tmp_path / f"{n}.vgf") for n in names]
     seen: list[int] = []
     outcomes = batch.run_jobs(jobs, Options(), 2, lambda i, _: seen.append(i))
     assert sorted(seen) == list(range(len(names)))
@@ -362,9 +363,10 @@ def test_a_crashed_worker_fails_only_its_model(tmp_path: Path, monkeypatch) -> N
 def test_lines_about_another_file_are_prefixed_with_the_model(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from vgfc.batch import Job, Outcome
+    from vgfc.batch import Outcome
     from vgfc.cli.batch import print_outcome
     from vgfc.diagnostics import Diagnostic, Location, Severity
+    from vgfc.jobs import Job
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=200, no_color=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from attrs_graphs import payload
 from tosa_factory import Op, T, build, custom
 
 from vgfc.schema import load_schema
@@ -21,7 +22,7 @@ def model(tmp_path: Path) -> Path:
         [T("x"), T("a"), T("b"), T("c"), T("y")],
         [
             Op("ABS", ["x"], ["a"]),
-            custom(["a"], ["b"], "double"),
+            custom(["a"], ["b"], "double", attrs=payload()),
             Op("NEGATE", ["x"], ["c"]),
             Op("ADD", ["b", "c"], ["y"]),
         ],
@@ -121,12 +122,12 @@ def test_unwritable_output_is_an_input_error(vgfc_exe, model: Path, tmp_path: Pa
 
 def test_internal_errors_exit_3_without_traceback(cli, model: Path, monkeypatch) -> None:
     """An unexpected exception is reported as a bug, in one line and a hint, exit code 3."""
-    import vgfc
+    import sys
 
-    def broken(graph: object) -> None:
+    def broken(graph: object, order: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(vgfc, "partition", broken)
+    monkeypatch.setattr(sys.modules["vgfc.partition"], "partition", broken)
     run = cli("partition", str(model))
     assert run.code == 3
     assert run.err.startswith("internal error: RuntimeError: boom")
@@ -134,12 +135,12 @@ def test_internal_errors_exit_3_without_traceback(cli, model: Path, monkeypatch)
 
 
 def test_debug_shows_the_traceback(cli, model: Path, monkeypatch) -> None:
-    import vgfc
+    import sys
 
-    def broken(graph: object) -> None:
+    def broken(graph: object, order: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(vgfc, "partition", broken)
+    monkeypatch.setattr(sys.modules["vgfc.partition"], "partition", broken)
     with pytest.raises(RuntimeError, match="boom"):
         cli("--debug", "partition", str(model))
 

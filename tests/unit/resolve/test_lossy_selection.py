@@ -70,7 +70,7 @@ def model(tmp_path: Path, dtype: str, out: str | None = None) -> Path:
 
 
 def compiled(model_path: Path, lib: Path):  # type: ignore[no-untyped-def]
-    return compile_model(model_path, Options(libraries=(load_library(lib),)))
+    return compile_model(model_path, Options(kernels=(str(lib),)))
 
 
 def test_an_fp16_only_kernel_on_fp32_data_is_refused(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vgfc.compiler import make_options
+from vgfc.compilation import make_options
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, DType, Graph, Operator, Tensor, Version
 from vgfc.lower.shader import lower_shader
 from vgfc.record import replace

@@ -13,8 +13,8 @@ import pytest
 from samples_module import SAMPLES_DIR
 from shader_models import COPY, attrs, model
 
-from vgfc.cli.options import TARGET_NAMES
 from vgfc.compiler import Options, compile_model
+from vgfc.options import TARGET_NAMES
 from vgfc.record import replace
 from vgfc.vgf.model import Model, ModuleType
 from vgfc.vgf.profiles import PROFILES, TARGETS, violations

@@ -52,9 +52,7 @@ LIBRARIES = {
 
 
 def _options(path: Path) -> Options:
-    from vgfc.resolve.library import load_libraries
-
-    return Options(libraries=load_libraries(LIBRARIES.get(path.parent.name, [])))
+    return Options(kernels=tuple(LIBRARIES.get(path.parent.name, [])))
 
 
 @pytest.mark.parametrize(

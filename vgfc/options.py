@@ -1,0 +1,356 @@
+"""The one table of options: every option that changes a compile, and ``vgfc compile``'s own.
+
+Each :class:`Option` is declared once, in :data:`OPTIONS`: its name (the keyword of
+:func:`vgfc.compile` and the parameter of the click command), its flags, its kind, default and
+help, the commands that take it, and where its value goes in
+:class:`vgfc.compilation.Options`. Everything else is made from the table:
+
+* the click options of every command (:func:`vgfc.cli.options.declare`);
+* the quick parser of the usual ``vgfc compile`` lines (:mod:`vgfc.cli.quick`), with its
+  defaults;
+* :func:`check_value`, which checks a compile option's value as the command line does, for
+  :func:`vgfc.compilation.make_options` (``vgfc.compile(**options)`` calls it);
+* the defaults of :class:`~vgfc.compilation.Options` and
+  :class:`~vgfc.shader.options.CompileOptions`, which read :data:`DEFAULTS`.
+
+So adding an option is one entry here and the line of the stage that reads it. This module
+imports nothing of vgfc but :mod:`vgfc.record`: the shader layer and the leaf
+:mod:`vgfc.compilation` read it without a cycle, and the quick path without click.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+
+from vgfc.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "COMPILING",
+    "DEFAULTS",
+    "OPTIONS",
+    "REPORT_NEXT_TO_OUTPUT",
+    "TARGET_ENVS",
+    "TARGET_NAMES",
+    "Option",
+    "UsageError",
+    "check_value",
+    "compile_values",
+    "options_of",
+]
+
+TARGET_NAMES = ("scenario-runner", "executorch")
+"""The runtimes a VGF can be for (``--target``): the profiles of :mod:`vgfc.vgf.profiles`,
+named here so that choosing one does not load their rules (a test keeps the two equal)."""
+
+TARGET_ENVS = ("vulkan1.1", "vulkan1.2", "vulkan1.3")
+"""The Vulkan environments shaders can be compiled and validated for (``--target-env``)."""
+
+REPORT_NEXT_TO_OUTPUT = ""
+"""The value of ``--report`` given without a FILE: each report goes next to its VGF."""
+
+COMPILING = ("compile", "check", "partition", "verify", "model-converter")
+"""The commands that run the compile pipeline on a model: each takes every compile option."""
+
+_SHADING = (*COMPILING, "kernels")
+"""The compile options of the shader front end are also ``vgfc kernels``'s."""
+
+KINDS = (
+    "flag",
+    "choice",
+    "seconds",
+    "count",
+    "file",
+    "folder",
+    "report",
+    "dirs",
+    "defines",
+    "names",
+)
+"""What an option's value is. The last three are given any number of times (a tuple)."""
+
+
+class UsageError(ValueError):
+    """A value or a combination of values that cannot be run as given: exit 2 on the command
+    line (with click's usage line), ValueError from :func:`vgfc.compile`. Found before any work."""
+
+
+@record
+class Option:
+    """One option, declared once."""
+
+    name: str
+    """The keyword of :func:`vgfc.compile` and the click parameter."""
+    flags: tuple[str, ...]
+    help: str
+    kind: str = "flag"
+    """One of :data:`KINDS`."""
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    metavar: str | None = None
+    commands: tuple[str, ...] = COMPILING
+    """The commands that take it."""
+    into: str | None = None
+    """Where its value goes in :class:`~vgfc.compilation.Options` (``shader.timeout``), for a
+    compile option; ``None`` for an option of the command's own (``-o``, ``-j``)."""
+    off: bool = False
+    """A flag that turns the option off: ``--no-cache`` gives ``cache=False``."""
+    show_default: bool = False
+    batch: bool = False
+    """An option of ``vgfc compile``'s batch mode (the quick path leaves it to click)."""
+
+    @property
+    def multiple(self) -> bool:
+        """Given any number of times; the value is a tuple."""
+        return self.kind in ("dirs", "defines", "names")
+
+    @property
+    def param(self) -> str:
+        """The command line's parameter: the name, or for a flag that turns the option off the
+        flag's (``no_cache``), whose value is the opposite."""
+        return self.flags[-1].lstrip("-").replace("-", "_") if self.off else self.name
+
+
+OPTIONS: tuple[Option, ...] = (
+    # vgfc compile's own options.
+    Option(
+        "output",
+        ("-o", "--output"),
+        "VGF file to write (default: MODEL with the suffix .vgf). One MODEL only.",
+        kind="file",
+        commands=("compile",),
+    ),
+    Option(
+        "output_dir",
+        ("-d", "--output-dir"),
+        "Write each MODEL's VGF to OUTDIR/<stem>.vgf (created if missing): batch mode.",
+        kind="folder",
+        metavar="OUTDIR",
+        commands=("compile",),
+        batch=True,
+    ),
+    Option(
+        "report",
+        ("--report",),
+        "Also write a JSON report (schemas/report.schema.json): partitions, segments, "
+        "modules, resources, shaders, warnings, timings per stage. Without FILE (as the last "
+        "argument or before another option) each report goes next to its VGF as "
+        "<stem>.report.json; with several models FILE is not allowed.",
+        kind="report",
+        metavar="[FILE]",
+        commands=("compile",),
+    ),
+    Option(
+        "keep_source",
+        ("--keep-source",),
+        "Store GLSL/HLSL source in compute modules instead of the compiled SPIR-V "
+        "(the shaders are still compiled and checked).",
+        default=False,
+        commands=("compile",),
+        into="keep_source",
+    ),
+    Option(
+        "jobs",
+        ("-j", "--jobs"),
+        "Compile up to N models at once, each in a worker process (0: one per CPU). "
+        "Results are printed in the order of the models, and the files are the same.",
+        kind="count",
+        default=1,
+        metavar="N",
+        commands=("compile",),
+        batch=True,
+        show_default=True,
+    ),
+    Option(
+        "as_json",
+        ("--json",),
+        "Print a JSON list with one entry per model (schemas/compile.schema.json) instead "
+        "of the summary: result, files written, operators, segments, bytes, seconds, "
+        "diagnostics. Implies batch mode.",
+        default=False,
+        commands=("compile",),
+        batch=True,
+    ),
+    Option(
+        "quiet",
+        ("-q", "--quiet"),
+        "Print nothing but errors and warnings (and the --json list).",
+        default=False,
+        commands=("compile",),
+    ),
+    # What changes a compile.
+    Option(
+        "target",
+        ("--target",),
+        "The runtime the VGF is for. executorch: also hold the file to the rules of "
+        "ExecuTorch's Arm VGF runtime (SPIR-V in every module, one descriptor set per segment, "
+        "tensors only in graph segments, ...), each violation an error with the way out.",
+        kind="choice",
+        default="scenario-runner",
+        choices=TARGET_NAMES,
+        into="target",
+        show_default=True,
+    ),
+    Option(
+        "kernels",
+        ("--kernels",),
+        "Kernel library for custom ops that carry no shader: a YAML file "
+        "(schemas/kernel_library.schema.json) or a bundled one by name (mediapipe). "
+        "Repeatable; the first library with an entry for an op wins.",
+        kind="names",
+        default=(),
+        metavar="LIB",
+        into="kernels",
+    ),
+    Option(
+        "auto_convert",
+        ("--no-auto-convert",),
+        "Refuse a kernel that needs its operands converted (CAST, TRANSPOSE, channel "
+        "padding) instead of inserting the conversions.",
+        default=True,
+        into="auto_convert",
+        off=True,
+    ),
+    Option(
+        "replicated_composites",
+        ("--disable-replicated-composites",),
+        "Fail when the result uses VK_EXT_shader_replicated_composites (vgfc cannot avoid it).",
+        default=True,
+        commands=("model-converter",),
+        into="replicated_composites",
+        off=True,
+    ),
+    # The shader front end's.
+    Option(
+        "include_dirs",
+        ("-I", "--include-dir"),
+        "Directory searched by #include in shaders (repeatable).",
+        kind="dirs",
+        default=(),
+        commands=_SHADING,
+        into="shader.include_dirs",
+    ),
+    Option(
+        "defines",
+        ("-D", "--define"),
+        "Preprocessor definition for GLSL/HLSL shaders (repeatable).",
+        kind="defines",
+        default=(),
+        metavar="NAME[=VALUE]",
+        commands=_SHADING,
+        into="shader.defines",
+    ),
+    Option(
+        "target_env",
+        ("--target-env",),
+        "Vulkan environment shaders are compiled and validated for.",
+        kind="choice",
+        default="vulkan1.3",
+        choices=TARGET_ENVS,
+        commands=_SHADING,
+        into="shader.target_env",
+        show_default=True,
+    ),
+    Option(
+        "shader_timeout",
+        ("--shader-timeout",),
+        "Seconds one GLSL/HLSL shader may take to compile (default 5). Each compiles in "
+        "a worker process that is killed when the time is up and may use at most 2 GiB more "
+        "memory; 0: no limits, compiled in vgfc's own process.",
+        kind="seconds",
+        default=5.0,
+        metavar="SECONDS",
+        commands=_SHADING,
+        into="shader.timeout",
+    ),
+    Option(
+        "cache",
+        ("--no-cache",),
+        "Compile every shader afresh, without reading or writing the shader cache "
+        "(compiled, validated shaders kept under $VGFC_CACHE_DIR/shaders, else the user cache "
+        "folder).",
+        default=True,
+        commands=_SHADING,
+        into="shader.cache",
+        off=True,
+    ),
+)
+"""Every option, in the order ``--help`` lists them."""
+
+DEFAULTS: Mapping[str, Any] = {o.name: o.default for o in OPTIONS}
+"""Each option's default, by name: the defaults of the records the values go into."""
+
+
+def options_of(command: str, *, compiling: bool | None = None) -> tuple[Option, ...]:
+    """The options ``command`` takes, in table order; with ``compiling`` only the compile
+    options (True) or only the command's own (False)."""
+    return tuple(
+        o
+        for o in OPTIONS
+        if command in o.commands and (compiling is None or compiling == (o.into is not None))
+    )
+
+
+def compile_values(command: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The compile options' values, by name, from the parameters of ``command``'s command line
+    (a flag that turns an option off gives the opposite value)."""
+    return {
+        o.name: (not params[o.param]) if o.off else params[o.param]
+        for o in options_of(command, compiling=True)
+    }
+
+
+def _several(value: Any) -> tuple[Any, ...]:
+    """A value given any number of times: one string or path is one value, not its characters."""
+    if isinstance(value, str | bytes | os.PathLike):
+        return (value,)
+    if isinstance(value, Mapping):
+        return tuple(value.items())
+    return tuple(value)
+
+
+def check_value(option: Option, value: Any) -> Any:
+    """``value`` of a compile option as the compile takes it, checked as the command line
+    checks it; :class:`UsageError` names the option and says what is wrong."""
+    name, kind = option.name, option.kind
+    if kind == "flag":
+        if not isinstance(value, bool):
+            raise UsageError(f"{name} must be True or False, not {value!r}")
+        return value
+    if kind == "choice":
+        if value not in option.choices:
+            raise UsageError(f"{name} must be one of {', '.join(option.choices)}, not {value!r}")
+        return value
+    if kind == "seconds":
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            seconds = math.nan
+        if math.isnan(seconds) or seconds < 0:
+            raise UsageError(f"{name} must be 0 or more seconds, not {value!r}")
+        return seconds
+    items = _several(value)
+    if kind == "names":
+        for item in items:
+            if not isinstance(item, str | os.PathLike) or not os.fspath(item):
+                raise UsageError(f"{name}: {item!r} is not a file or a bundled library's name")
+        return tuple(os.fspath(item) for item in items)
+    if kind == "dirs":
+        for item in items:
+            if not isinstance(item, str | os.PathLike) or not os.path.isdir(item):
+                raise UsageError(f"{name}: {item!r} is not a directory")
+        return tuple(os.fspath(item) for item in items)
+    if kind == "defines":
+        pairs = []
+        for item in items:
+            key, text = item if isinstance(item, tuple) else str(item).partition("=")[::2]
+            if not isinstance(key, str) or not key.isidentifier():
+                raise UsageError(f"'{key}={text}' is not NAME or NAME=VALUE")
+            pairs.append((key, str(text) or "1"))
+        return tuple(pairs)
+    raise AssertionError(f"{name}: {kind} is not a compile option's kind")
