@@ -23,7 +23,8 @@ from tosa_factory import T, build, custom
 
 from vgfc.diagnostics import InputError
 from vgfc.dtypes import DType
-from vgfc.resolve.library import MAX_LIBRARY_BYTES, load_libraries, load_library
+from vgfc.resolve.library import load_libraries, load_library
+from vgfc.resolve.library.load import MAX_LIBRARY_BYTES
 from vgfc.resolve.library_check import check_library
 
 KERNELS = DATA / "kernels"
