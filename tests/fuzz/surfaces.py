@@ -77,10 +77,10 @@ def library_folder(folder: Path) -> Path:
 def run_library(path: str | os.PathLike[str], deadline_s: float = DEADLINE_S) -> str:
     """Load, check and use the library ``path``; raise :class:`Violation` (or whatever vgfc
     raised) on a bug. Returns what became of it."""
+    from vgfc.cli.kernels_check import check_library
     from vgfc.compiler import Options, compile_model
     from vgfc.diagnostics import ErrorKind, VgfcError
     from vgfc.resolve.library import load_library
-    from vgfc.resolve.library_check import check_library
     from vgfc.shader.options import CompileOptions
 
     name = os.fspath(path)

@@ -1,7 +1,7 @@
 """Properties of resolve: each fast path gives what the plain way it stands in for gives, and
 binding keeps the partitioning rules.
 
-- ``vgfc.resolve.attrs.conforms`` (the plain-code check on the hot path) gives jsonschema's
+- ``vgfc.resolve.attrs_schema.conforms`` (the plain-code check on the hot path) gives jsonschema's
   verdict on ``implementation_attrs.schema.json`` for every payload, valid or not. The payloads
   are built from the schema's own keys with values that are right, nearly right (0 where the
   minimum is 1, a float for an integer, a bool, a string with a trailing newline) and wrong, so
@@ -35,7 +35,8 @@ from vgfc.dtypes import DType
 from vgfc.ir import Graph, Operator, Tensor, Version
 from vgfc.partition import partition, program_order_count
 from vgfc.resolve import resolve
-from vgfc.resolve.attrs import conforms, parse_shader_spec
+from vgfc.resolve.attrs import parse_shader_spec
+from vgfc.resolve.attrs_schema import conforms
 from vgfc.resolve.library import Library, load_library
 from vgfc.schema import load_schema
 from vgfc.verify import topological_order, verify

@@ -42,9 +42,9 @@ def kernels(
     """
     from rich.console import Console
 
+    from vgfc.cli.kernels_check import check_library
     from vgfc.cli.tables import word_table
     from vgfc.resolve.library import load_libraries
-    from vgfc.resolve.library_check import check_library
 
     loaded = load_libraries(libraries, include_dirs=options.shader.include_dirs)
     errors = 0

@@ -1,15 +1,14 @@
 """``implementation_attrs`` of a Vulkan custom shader op -> a typed :class:`ShaderSpec`.
 
 The payload is UTF-8 JSON (``schemas/implementation_attrs.schema.json`` documents it). Parsing
-goes from coarse to fine so each problem gets the most specific message: the bytes must be JSON,
-then every ``input_N_*`` / ``output_N_*`` key must be well formed and name an operand the op has,
-then the schema checks types, then each Vulkan enum name is looked up (with a did-you-mean), then
-the keys are checked against each other. Every error names the op and the key.
-
-The payload comes from a file vgfc did not write, so before anything else it is held to the
-limits of :mod:`vgfc.limits`: its size, how deep its arrays and objects nest (scanned before
-Python's recursive parser runs), how long its numbers, keys and strings are. Every number that
-reaches the VGF is checked against its Vulkan range, and values are quoted, never echoed whole.
+goes from coarse to fine so each problem gets the most specific message: the bytes must be JSON
+(:mod:`vgfc.resolve.attrs_json`), then every ``input_N_*`` / ``output_N_*`` key must be well
+formed and name an operand the op has, then the schema checks types
+(:mod:`vgfc.resolve.attrs_schema`), then each Vulkan enum name is looked up (with a
+did-you-mean), then the keys are checked against each other. Every error names the op and the
+key. This module owns the steps that build the spec: operand keys, resources, samplers, the
+code, push constants and the dispatch. Every number that reaches the VGF is checked against its
+Vulkan range, and values are quoted, never echoed whole.
 """
 
 from __future__ import annotations
@@ -30,7 +29,8 @@ from vgfc.ir import (
     ShaderSpec,
 )
 from vgfc.limits import LIMITS, quote
-from vgfc.schema import load_schema
+from vgfc.resolve.attrs_json import check_lengths, read_payload
+from vgfc.resolve.attrs_schema import check_schema
 from vgfc.vulkan_names import (
     border_colors,
     descriptor_types,
@@ -64,15 +64,16 @@ KIND_DESCRIPTORS = {
     "image": IMAGE_DESCRIPTORS,
 }
 SUPPORTED_DESCRIPTORS = frozenset().union(*KIND_DESCRIPTORS.values())
+_LANGUAGE_NAMES = ("GLSL", "HLSL", "SPIR-V")
 
 
 def parse_shader_spec(op: Operator, graph: Graph) -> ShaderSpec:
     """Parse and check ``op``'s implementation attributes. Raises :class:`InputError`."""
     where = op.where(graph.source)
-    payload = _json(op, where)
-    _check_lengths(payload, where)
+    payload = read_payload(op, where)
+    check_lengths(payload, where)
     _check_operand_keys(payload, op, where)
-    _check_schema(payload, where)
+    check_schema(payload, where)
     for key, value in payload.items():
         if key.endswith("_vkformat"):
             _known(value, formats(), "format", where, key)
@@ -99,167 +100,6 @@ def parse_shader_spec(op: Operator, graph: Graph) -> ShaderSpec:
 def _at(where: Location, key: str) -> Location:
     """``where`` narrowed to one key."""
     return Location(key=key).merged(where)
-
-
-def _json(op: Operator, where: Location) -> dict[str, Any]:
-    raw = op.attrs.get("implementation_attrs")
-    try:
-        payload = _payload(raw)
-    except InputError as e:  # located here, once, rather than ahead of every check
-        raise e.at(_at(where, "implementation_attrs")) from None
-    # The text decoded as strict UTF-8, which refuses surrogates: only a ``\u`` escape can
-    # spell one, so without one the walk has nothing to find.
-    if isinstance(raw, bytes) and b"\\u" in raw:
-        _check_unicode(payload, where, "")
-    return payload
-
-
-def _payload(raw: object) -> dict[str, Any]:
-    """``implementation_attrs`` as a JSON object; raises :class:`InputError` (without a
-    location) when it is not one, or is beyond vgfc's limits."""
-    if not isinstance(raw, bytes) or not raw:
-        raise InputError("missing: a Vulkan custom shader needs its JSON attributes")
-    if len(raw) > LIMITS.attrs_bytes_max:
-        raise InputError(f"{len(raw)} bytes, more than the {LIMITS.attrs_bytes_max} vgfc reads")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text: {e.reason} at byte {e.start}") from None
-    depth = _nesting_depth(raw)
-    if depth > LIMITS.json_depth_max:
-        raise InputError(
-            f"arrays and objects nest {depth} deep, more than the {LIMITS.json_depth_max} "
-            "vgfc reads"
-        )
-    if text.startswith("\ufeff"):  # what json.loads says, which the shared decoder does not check
-        raise InputError(
-            "not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) at line 1 column 1"
-        )
-    try:
-        payload = _DECODER.decode(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
-    except (ValueError, RecursionError) as e:  # the checks above should leave none of these
-        raise InputError(f"not JSON vgfc can read: {quote(str(e))}") from None
-    if not isinstance(payload, dict):
-        raise InputError(f"must be a JSON object, not {type(payload).__name__}")
-    return payload
-
-
-def _check_unicode(value: Any, where: Location, key: str) -> None:
-    """JSON's ``\\ud800`` escapes can spell a lone surrogate: a Python string, but not text any
-    tool downstream (glslang, the VGF encoder) can take. Refused here, at its key."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise InputError(
-                f"not valid Unicode text: a lone surrogate (\\u{ord(value[e.start]):04x}) at "
-                f"character {e.start}",
-                Location(key=key or None).merged(where),
-            ) from None
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            _check_unicode(k, where, key)
-            _check_unicode(v, where, f"{key}.{k}" if key else k)
-    elif isinstance(value, list):
-        for v in value:
-            _check_unicode(v, where, key)
-
-
-def _nesting_depth(raw: bytes) -> int:
-    """How deep JSON arrays and objects nest in ``raw``, brackets inside strings not counted.
-
-    Vectorised, so megabytes of brackets cost milliseconds. A quote ends a string unless an odd
-    number of backslashes precedes it; UTF-8 continuation bytes are never ASCII, so working on
-    bytes is exact. For invalid JSON the number is an estimate: the parser reports the problem."""
-    if raw.count(b"[") + raw.count(b"{") <= LIMITS.json_depth_max:
-        return 0  # too few brackets to nest past the limit: no need to scan
-    import numpy as np  # only for a payload with more brackets than the limit allows
-
-    data = np.frombuffer(raw, np.uint8)
-    index = np.arange(data.size)
-    backslash = data == ord("\\")
-    # At each position: the index of the last byte up to there that is not a backslash.
-    last_plain = np.maximum.accumulate(np.where(backslash, -1, index))
-    quotes = np.flatnonzero(data == ord('"'))
-    before = np.where(quotes > 0, last_plain[quotes - 1], -1)
-    escaped = (quotes - 1 - before) % 2 == 1
-    toggles = np.zeros(data.size, np.int64)
-    toggles[quotes[~escaped]] = 1
-    in_string = np.cumsum(toggles) % 2 == 1
-    opens = (data == ord("[")) | (data == ord("{"))
-    closes = (data == ord("]")) | (data == ord("}"))
-    steps = np.where(in_string, 0, opens.astype(np.int64) - closes.astype(np.int64))
-    return int(np.cumsum(steps).max(initial=0))
-
-
-def _parse_int(text: str) -> int:
-    _check_number(text)
-    return int(text)
-
-
-def _parse_float(text: str) -> float:
-    _check_number(text)
-    return float(text)
-
-
-def _check_number(text: str) -> None:
-    if len(text) > LIMITS.json_number_length_max:
-        raise InputError(
-            f"a number of {len(text)} characters ({quote(text)}): vgfc reads numbers of up to "
-            f"{LIMITS.json_number_length_max}"
-        )
-
-
-# One decoder for every payload (as json.loads shares one when given no options): making one
-# per call costs about as much as parsing a small payload.
-_DECODER = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float)
-
-
-# Keys whose string values vgfc reads (and may quote): each is a name.
-_NAME_KEYS = ("entry_point", "shader_language", "push_constants")
-_OPERAND_NAME_FIELDS = ("_vkdescriptortype", "_vkformat", "_type")
-
-
-def _check_lengths(payload: dict[str, Any], where: Location) -> None:
-    """Every key, and each string value vgfc reads, is a name (``LIMITS.name_length_max``);
-    ``shader_code`` may be longer; ``workgroup_sizes`` and ``global_size`` hold three values.
-    Runs before anything quotes a key or a value, and before the schema walks an array."""
-    names = LIMITS.name_length_max
-    for key, value in payload.items():
-        if len(key) > names:
-            raise _too_long("a key", key, names, where)
-        if key in _XYZ_KEYS:
-            if isinstance(value, list) and len(value) > 3:
-                raise InputError(
-                    f"{quote(value)} is too long: it holds x, y and z",
-                    Location(key=key).merged(where),
-                )
-        elif not isinstance(value, str):
-            if key.startswith("input_") and key.endswith("_sampler") and isinstance(value, dict):
-                for field, text in value.items():
-                    if len(field) > names:
-                        raise _too_long("a key", field, names, where, key)
-                    if isinstance(text, str) and len(text) > names:
-                        raise _too_long("the value", text, names, where, f"{key}.{field}")
-        elif key == "shader_code":
-            if len(value) > LIMITS.shader_code_length_max:
-                raise _too_long("the code", value, LIMITS.shader_code_length_max, where, key)
-        elif len(value) > names and (
-            key in _NAME_KEYS
-            or (key.startswith(("input_", "output_")) and key.endswith(_OPERAND_NAME_FIELDS))
-        ):
-            raise _too_long("the value", value, names, where, key)
-
-
-def _too_long(
-    what: str, value: str, limit: int, where: Location, key: str | None = None
-) -> InputError:
-    return InputError(
-        f"{what} '{quote(value)}' is longer than the {limit} characters vgfc reads",
-        Location(key=key).merged(where),
-    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -297,140 +137,6 @@ def _check_operand_keys(payload: dict[str, Any], op: Operator, where: Location) 
             )
         if role == "output" and field == "sampler":
             raise InputError("a sampler only applies to sampled image inputs", _at(where, key))
-
-
-# The schema's rules as plain code, for :func:`conforms`. Key patterns and the push-constant
-# pattern are the schema's own text (read from the file once, as the module loads).
-_SCHEMA_NAME = "implementation_attrs.schema.json"
-_XYZ_KEYS = ("workgroup_sizes", "global_size")
-_SAMPLER_KEYS = frozenset(
-    {"min_filter", "mag_filter", "address_mode_u", "address_mode_v", "border_color"}
-)
-
-
-def _compiled_patterns() -> tuple[
-    re.Pattern[str],
-    list[tuple[re.Pattern[str], str, re.Pattern[str] | None]],
-    re.Pattern[str],
-]:
-    """The push-constant pattern, per operand key pattern its value's type and pattern, and the
-    shader language pattern."""
-    schema = load_schema(_SCHEMA_NAME)
-    push = re.compile(schema["properties"]["push_constants"]["pattern"])
-    kinds = []
-    for pattern, rule in schema["patternProperties"].items():
-        kind = "sampler" if "$ref" in rule else rule["type"]
-        value = re.compile(rule["pattern"]) if "pattern" in rule else None
-        kinds.append((re.compile(pattern), kind, value))
-    return push, kinds, re.compile(schema["properties"]["shader_language"]["pattern"])
-
-
-_PUSH_PATTERN, _KEY_PATTERNS, _LANGUAGE_PATTERN = _compiled_patterns()
-_LANGUAGE_NAMES = ("GLSL", "HLSL", "SPIR-V")
-
-
-@functools.lru_cache(maxsize=256)
-def _key_rules(key: str) -> tuple[tuple[str, re.Pattern[str] | None], ...]:
-    """(value type, value pattern) of each schema key pattern ``key`` matches. The same few keys
-    (``input_0_binding``) come back in op after op, so each distinct key is matched once."""
-    return tuple((kind, value) for pattern, kind, value in _KEY_PATTERNS if pattern.search(key))
-
-
-def _is_int(value: Any) -> bool:
-    """JSON Schema 2020-12's "integer": a number with no fraction, so 1.0 is one; a bool is not."""
-    if isinstance(value, float):
-        return value.is_integer()
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def conforms(payload: dict[str, Any]) -> bool:
-    """Whether ``payload`` satisfies ``implementation_attrs.schema.json``, decided by plain code.
-
-    jsonschema takes 60 ms to import and builds a validator per call: too slow for the path of
-    every compile. This function gives the same verdict at a fraction of the cost (the schema
-    test holds it to jsonschema's verdict on generated payloads); jsonschema runs only to word
-    the error when the verdict is no.
-    """
-    if not isinstance(payload.get("entry_point"), str) or not payload["entry_point"]:
-        return False
-    if not any(key in payload for key in _XYZ_KEYS):
-        return False
-    for key in _XYZ_KEYS:
-        if key in payload:
-            xyz = payload[key]
-            if not isinstance(xyz, list) or len(xyz) != 3:
-                return False
-            if not all(_is_int(v) and v >= 1 for v in xyz):
-                return False
-    language = payload.get("shader_language", "")
-    if not isinstance(language, str) or _LANGUAGE_PATTERN.search(language) is None:
-        return False
-    if not isinstance(payload.get("shader_code", ""), str):
-        return False
-    if "push_constants" in payload:
-        push = payload["push_constants"]
-        if not isinstance(push, str) or _PUSH_PATTERN.search(push) is None:
-            return False
-    for key, value in payload.items():
-        if not key.startswith(("input_", "output_")):
-            continue
-        for kind, value_pattern in _key_rules(key):
-            if kind == "integer":
-                ok = _is_int(value) and value >= 0
-            elif kind == "string":
-                ok = isinstance(value, str) and (
-                    value_pattern is None or value_pattern.search(value) is not None
-                )
-            else:
-                ok = (
-                    isinstance(value, dict)
-                    and value.keys() == _SAMPLER_KEYS
-                    and all(isinstance(v, str) for v in value.values())
-                )
-            if not ok:
-                return False
-    return True
-
-
-def _check_schema(payload: dict[str, Any], where: Location) -> None:
-    if conforms(payload):
-        return
-    import jsonschema  # only to word the error
-
-    validator = jsonschema.Draft202012Validator(load_schema(_SCHEMA_NAME))
-    errors = sorted(
-        validator.iter_errors(payload), key=lambda e: (list(e.absolute_path), e.message)
-    )
-    if not errors:
-        return
-    error = errors[0]
-    path = [str(p) for p in error.absolute_path]
-    if error.validator == "required":
-        missing = re.search(r"'([^']+)' is a required property", error.message)
-        path.append(missing.group(1) if missing else "?")
-        message = "missing (required)"
-    elif error.validator == "anyOf" and not path:
-        path = ["workgroup_sizes"]
-        message = "missing: give workgroup_sizes (workgroup counts) or global_size"
-    elif error.validator == "pattern" and path == ["push_constants"]:
-        message = f"expected 'name: size, name: size', got '{quote(error.instance)}'"
-    elif error.validator == "pattern" and path == ["shader_language"]:
-        choices = ["GLSL", "HLSL", "SPIR-V"]
-        message = (
-            f"unknown language '{quote(error.instance)}' (GLSL, HLSL or SPIR-V, in any letter "
-            f"case){did_you_mean(str(error.instance).upper(), choices)}"
-        )
-    else:
-        message = _schema_message(error)
-    raise InputError(message, Location(key=".".join(path)).merged(where))
-
-
-def _schema_message(error: Any) -> str:
-    """jsonschema's message, the offending value quoted instead of shown whole."""
-    message, shown = str(error.message), repr(error.instance)
-    if len(shown) <= LIMITS.quoted_length:
-        return message
-    return message.replace(shown, quote(shown))
 
 
 def _known(name: object, table: dict[str, int], what: str, where: Location, key: str) -> None:

@@ -21,10 +21,11 @@ import pytest
 from paths import DATA
 from tosa_factory import T, build, custom
 
+from vgfc.cli.kernels_check import check_library
 from vgfc.diagnostics import InputError
 from vgfc.dtypes import DType
-from vgfc.resolve.library import MAX_LIBRARY_BYTES, load_libraries, load_library
-from vgfc.resolve.library_check import check_library
+from vgfc.resolve.library import load_libraries, load_library
+from vgfc.resolve.library.load import MAX_LIBRARY_BYTES
 
 KERNELS = DATA / "kernels"
 OPS = KERNELS / "ops.yaml"

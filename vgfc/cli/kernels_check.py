@@ -11,6 +11,9 @@ Without a model the defines have no operand shapes: each define is evaluated wit
 ``example`` (parameter values and operand shapes), else with the parameters' defaults and every
 dimension 1; a define that still cannot be evaluated is set to 1. A define that only makes sense
 for real shapes is checked again at compile time.
+
+Checking compiles shaders, which no step of resolving a model does, so it lives beside the
+command (:mod:`vgfc.cli.kernels`) rather than in :mod:`vgfc.resolve`.
 """
 
 from __future__ import annotations
