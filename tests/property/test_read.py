@@ -82,7 +82,7 @@ def _both_ways(data: bytes) -> list[Any]:
     try:
         for bulk_from in (0, 1 << 62):
             tosa_reader._BULK_FROM = bulk_from
-            reader = tosa_reader._Reader(data, "m.tosa")
+            reader = tosa_reader.Reader(data, "m.tosa")
             try:
                 graph = reader.graph()
                 results.append([op.location_text for op in graph.operators])

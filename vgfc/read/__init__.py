@@ -1,8 +1,10 @@
 """The read stage: a TOSA flatbuffer -> :class:`vgfc.ir.Graph`.
 
-:mod:`vgfc.read.reader` walks the flatbuffer and builds the IR, :mod:`vgfc.read.buffer` decodes
-tables, vectors and strings straight from the bytes, and :mod:`vgfc.read.schema` takes every
-field's position from tosa-tools' generated ``tosa`` package, which stays the specification.
+:mod:`vgfc.read.reader` walks the flatbuffer and builds the IR (:mod:`vgfc.read.bulk` reads
+big tables for it with numpy), :mod:`vgfc.read.buffer` decodes tables, vectors and strings
+straight from the bytes, :mod:`vgfc.read.values` turns fields into IR values (names, attributes),
+and :mod:`vgfc.read.schema` takes every field's position from tosa-tools' generated ``tosa``
+package, which stays the specification.
 This is the only package that knows the TOSA schema.
 """
 

@@ -7,8 +7,8 @@ take seconds (see :mod:`vgfc.read.reader`). Here a field is one ``struct`` read 
 position, a vtable is decoded once for all the tables that share it, and the bulk reads gather a
 field of thousands of tables in one numpy operation. A position past the end of the buffer
 raises ``struct.error``, or :class:`Corrupt` where a slice would silently come back short; the
-bulk reads raise :class:`Fallback` on anything out of range instead, so that a caller can read
-the tables one at a time and fail the way that does.
+bulk reads raise :class:`vgfc.read.bulk.Fallback` on anything out of range instead, so that a
+caller can read the tables one at a time and fail the way that does.
 """
 
 from __future__ import annotations
@@ -51,10 +51,10 @@ class Buffer:
         vtable = table - I32(self.view, table)[0]
         found = self.vtables.get((vtable, voffsets))
         if found is None:
-            found = self._vtable(table, vtable, voffsets)
+            found = self.decode_vtable(table, vtable, voffsets)
         return found
 
-    def _vtable(self, table: int, vtable: int, voffsets: tuple[int, ...]) -> tuple[int, ...]:
+    def decode_vtable(self, table: int, vtable: int, voffsets: tuple[int, ...]) -> tuple[int, ...]:
         """Decode the vtable at ``vtable`` (of the table at ``table``) for ``voffsets``, once."""
         if vtable < 0 or vtable + 4 > self.size:
             raise Corrupt(f"table at {table} has its vtable at {vtable}, outside the buffer")

@@ -5,16 +5,27 @@ Why: the reader (:mod:`vgfc.read.reader`) reads one table at a time with ``struc
 100,000-operator model that takes about 4 s, read in bulk about 1.5 s (numbers of this 2-core
 machine: ``python benchmarks/bench_reader.py``). numpy costs about 0.1 s to import, more than a
 whole small model takes to read, so this module, and numpy with it, is imported only for a table
-of at least :data:`vgfc.read.reader.BULK_FROM` entries, where reading in bulk pays for the
-import. Whatever surprises a bulk read (an offset out of range, say) raises :class:`Fallback`,
-and the reader reads that table again one entry at a time, so that a broken file fails exactly
-as it does there.
+of at least ``vgfc.read.reader._BULK_FROM`` entries, where reading in bulk pays for the import.
+
+What is left to the reader, and how:
+
+- An entry with anything unusual (constant data, an unknown code, a name or location to check,
+  an attribute table) is read by the reader's own :meth:`~vgfc.read.reader.Reader.tensor` or
+  :meth:`~vgfc.read.reader.Reader.operator`, in order, and whatever that raises goes on up: it is
+  what reading the table one entry at a time raises first.
+- A layout the bulk reads deliberately do not handle raises :class:`Fallback`, and the reader
+  reads the whole table again one entry at a time, so that a broken file fails exactly as it does
+  there: a vtable, an offset, a vector or a string out of range of the buffer, vectors with more
+  elements than the buffer holds, and names that overlap (shared strings, or a hostile file).
+
+Anything else raised here is a bug, and is not caught: no error turns into a silent slow path.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import struct
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -22,11 +33,11 @@ import numpy as np
 from vgfc.diagnostics import VgfcError
 from vgfc.ir import Array, Operator, Tensor
 from vgfc.limits import LIMITS
-from vgfc.read.buffer import Buffer
-from vgfc.read.reader import _NO_ATTRS
+from vgfc.read.buffer import Buffer, Corrupt
+from vgfc.read.values import NO_ATTRS, attributes
 
 if TYPE_CHECKING:
-    from vgfc.read.reader import _Reader
+    from vgfc.read.reader import Reader
 
 __all__ = ["Fallback", "bulk_operators", "bulk_tensors"]
 
@@ -34,7 +45,8 @@ T = TypeVar("T")
 
 
 class Fallback(Exception):
-    """A bulk read met something it leaves to reading the tables one at a time."""
+    """A bulk read met a layout it leaves to reading the tables one at a time (the module
+    docstring lists them)."""
 
 
 class _Columns:
@@ -44,7 +56,7 @@ class _Columns:
         self.reader = reader
         self.buf = reader.buf
         self.size = reader.size
-        self._vtable = reader._vtable
+        self._vtable = reader.decode_vtable
         array = np.frombuffer(self.buf, dtype=np.uint8)
         array.flags.writeable = False
         self._bytes = array
@@ -92,7 +104,10 @@ class _Columns:
         """``fields`` of many tables at once: one row of field positions per table."""
         vtables = tables - self.gather(tables, "<i4")
         unique, inverse = np.unique(vtables, return_inverse=True)
-        rows = [self._vtable(0, int(v), voffsets) for v in unique.tolist()]
+        try:
+            rows = [self._vtable(0, int(v), voffsets) for v in unique.tolist()]
+        except (Corrupt, struct.error):  # a vtable out of range: which table is first to say
+            raise Fallback from None
         layout = np.array(rows, np.int64).reshape(len(rows), len(voffsets))
         per_table: Array = layout[inverse.reshape(-1)]
         return per_table
@@ -173,7 +188,7 @@ class _Columns:
         return names, bounds, seen[bounds[1:]] != seen[bounds[:-1]]
 
 
-def bulk_tensors(self: _Reader, tables: list[int]) -> list[Tensor]:
+def bulk_tensors(self: Reader, tables: list[int]) -> list[Tensor]:
     """The tensors at ``tables``: what :meth:`tensor` reads, with the fields of all tables
     read at once; a tensor with anything unusual (constant data, an unranked or too large
     shape, an unknown type, a name to check) is read by :meth:`tensor` itself, in order,
@@ -216,7 +231,7 @@ def bulk_tensors(self: _Reader, tables: list[int]) -> list[Tensor]:
     return out
 
 
-def bulk_operators(self: _Reader, tables: list[int]) -> list[Operator]:
+def bulk_operators(self: Reader, tables: list[int]) -> list[Operator]:
     """The operators at ``tables``, as :meth:`operator` reads them, with the fields of all
     tables read at once; one with anything unusual is read by :meth:`operator` itself."""
     c = _Columns(self)
@@ -240,7 +255,7 @@ def bulk_operators(self: _Reader, tables: list[int]) -> list[Operator]:
     kinds = c.present(t, kind_at, "<u1")
     attrs_at = np.where(attr_at != 0, t + attr_at, 0).tolist()
     ops = _by_code(np.array(self.schema.op_name_list, object), codes)
-    attrs = [_NO_ATTRS] * t.size
+    attrs = [NO_ATTRS] * t.size
     replaced: dict[int, Operator] = {}
     # In order, so that the first error is the one the item-by-item reading meets first.
     special = np.flatnonzero(~plain | (kinds != 0))
@@ -251,7 +266,7 @@ def bulk_operators(self: _Reader, tables: list[int]) -> list[Operator]:
             replaced[index] = self.operator(index, tables[index])
             continue
         try:
-            attrs[index] = self.attributes(kind, attrs_at[index])
+            attrs[index] = attributes(self, kind, attrs_at[index])
         except VgfcError as e:
             raise e.at(op_index=index, op=ops[index]) from None
     ins, outs = _tuples(inputs, input_bounds), _tuples(outputs, output_bounds)
@@ -262,7 +277,7 @@ def bulk_operators(self: _Reader, tables: list[int]) -> list[Operator]:
 
 
 def _bulk_locations(
-    self: _Reader, c: _Columns, t: Array, location_at: Array
+    self: Reader, c: _Columns, t: Array, location_at: Array
 ) -> tuple[list[str | None], Array]:
     """The location texts of the operators at ``t`` whose location fields lie at
     ``location_at`` (0: none), as :meth:`operator` reads them (``None`` where absent or

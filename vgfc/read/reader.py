@@ -19,10 +19,11 @@ compares every tensor, constant byte, operator and attribute. Neither the genera
 numpy is imported here: a command that compiles a small model spends less than either costs.
 
 A table of :data:`_BULK_FROM` entries or more is read in bulk, a field of all its entries at a
-time, by :mod:`vgfc.read.bulk` (numpy; :meth:`_Reader.each`); anything unusual in an entry (a
+time, by :mod:`vgfc.read.bulk` (numpy; :meth:`Reader.each`); anything unusual in an entry (a
 constant, a name or location to check, an unknown code) has that entry read on its own, and
-anything out of range has the whole table read again one entry at a time, so that a broken file
-fails exactly as it does there.
+anything out of range has the whole table read again one entry at a time (the bulk reading
+raises :class:`vgfc.read.bulk.Fallback`), so that a broken file fails exactly as it does there.
+Both readings decode names, texts and attribute tables with :mod:`vgfc.read.values`.
 """
 
 from __future__ import annotations
@@ -35,11 +36,18 @@ from collections.abc import Callable
 from types import MappingProxyType
 
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
-from vgfc.ir import AttrValue, Data, DType, Graph, Operator, Tensor, Version
+from vgfc.ir import Data, DType, Graph, Operator, Tensor, Version
 from vgfc.limits import LIMITS, quote
 from vgfc.read.buffer import U8, U32, U64, Buffer, Corrupt
-from vgfc.read.schema import attribute_layout, schema
-from vgfc.record import replace
+from vgfc.read.schema import schema
+from vgfc.read.values import (
+    NO_ATTRS,
+    attributes,
+    decode_name,
+    decode_text,
+    needed_bytes,
+    typed_clamp,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,7 +95,7 @@ def loads(data: bytes | bytearray | memoryview | mmap.mmap, source: str | None =
             f"not a TOSA flatbuffer: file identifier is {ident!r}, expected {_IDENTIFIER!r}", where
         )
     try:
-        return _Reader(data, source).graph()
+        return Reader(data, source).graph()
     except VgfcError as e:
         raise e.at(where) from None
     except Corrupt as e:
@@ -102,15 +110,14 @@ def loads(data: bytes | bytearray | memoryview | mmap.mmap, source: str | None =
 _I32_VECTORS = [struct.Struct(f"<{n}i").unpack_from for n in range(LIMITS.rank_max + 1)]
 
 _BULK_FROM = 4000
-"""Tables of tensors or operators at least this long are read in bulk (:meth:`_Reader.each`):
+"""Tables of tensors or operators at least this long are read in bulk (:meth:`Reader.each`):
 from about there on, reading in bulk saves more than importing numpy costs."""
 
-_NO_ATTRS: MappingProxyType[str, AttrValue] = MappingProxyType({})
 
-
-class _Reader(Buffer):
-    """One pass over the model. A read out of range raises ``struct.error`` or
-    :class:`~vgfc.read.buffer.Corrupt`, which :func:`loads` reports as a malformed file."""
+class Reader(Buffer):
+    """One pass over the model (:func:`loads` runs one). A read out of range raises
+    ``struct.error`` or :class:`~vgfc.read.buffer.Corrupt`, which :func:`loads` reports as a
+    malformed file."""
 
     def __init__(self, buf: Any, source: str | None) -> None:
         super().__init__(buf)
@@ -119,13 +126,14 @@ class _Reader(Buffer):
         self.strings: dict[int, str] = {}
         """Tensor names by position: a writer that shares strings has each decoded once."""
         self.fell_back = 0
-        """How often a bulk reading gave up (for the tests: never, on a well-formed file)."""
+        """How often a bulk reading gave up (raised :class:`vgfc.read.bulk.Fallback`; for the
+        tests: never, on a well-formed file)."""
 
     def name(self, at: int) -> str:
         """The tensor name whose length prefix is at ``at``."""
         name = self.strings.get(at)
         if name is None:
-            name = self.strings[at] = _name(self.raw_string(at))
+            name = self.strings[at] = decode_name(self.raw_string(at))
         return name
 
     def names(self, at: int) -> tuple[str, ...]:
@@ -151,12 +159,14 @@ class _Reader(Buffer):
             self.string(r + name_at) if name_at else None
             for r, (name_at, _) in zip(regions, region_fields, strict=True)
         ]
-        names = tuple(_name(raw, "region name") or f"region_{i}" for i, raw in enumerate(raw_names))
+        names = tuple(
+            decode_name(raw, "region name") or f"region_{i}" for i, raw in enumerate(raw_names)
+        )
         index = names.index("main") if "main" in names else 0
         main, (_, blocks_at) = regions[index], region_fields[index]
         blocks = self.offsets(main + blocks_at) if blocks_at else []
         if not blocks:
-            raise InputError(f"region '{_text(raw_names[index])}' has no basic blocks")
+            raise InputError(f"region '{decode_text(raw_names[index])}' has no basic blocks")
         block = blocks[0]
         ops_at, tensors_at, inputs_at, outputs_at, shapes_at = self.fields(
             block, layouts["TosaBasicBlock"]
@@ -172,7 +182,7 @@ class _Reader(Buffer):
         operators = self.each(block + ops_at if ops_at else 0, self.operator, self.bulk_operators)
         for i, op in enumerate(operators):
             if op.op == "CLAMP":
-                operators[i] = self._typed_clamp(op, tensors)
+                operators[i] = typed_clamp(op, tensors)
         return Graph(
             tensors=MappingProxyType(tensors),
             operators=tuple(operators),
@@ -190,16 +200,17 @@ class _Reader(Buffer):
         bulk: Callable[[list[int]], list[T]],
     ) -> list[T]:
         """The tables of the vector an offset field at ``at`` (0: none) points to, read by
-        ``one(index, position)`` each, or by ``bulk`` all at once when there are many. Whatever
-        surprises the bulk reading (an offset out of range, say) has the tables read one by one
-        instead, so that a broken file fails as it does there."""
+        ``one(index, position)`` each, or by ``bulk`` all at once when there are many. Where the
+        bulk reading gives up (:class:`vgfc.read.bulk.Fallback`: an offset out of range, say)
+        the tables are read one by one instead, so that a broken file fails as it does there;
+        anything else it raises is an error of the file or of vgfc, and goes on up."""
         tables = self.offsets(at) if at else []
         if len(tables) >= _BULK_FROM:
+            from vgfc.read.bulk import Fallback
+
             try:
                 return bulk(tables)
-            except VgfcError:
-                raise
-            except Exception:  # read again, one by one, to find what is wrong
+            except Fallback:  # read again, one by one, to find what is wrong
                 self.fell_back += 1
         return [one(i, t) for i, t in enumerate(tables)]
 
@@ -298,7 +309,7 @@ class _Reader(Buffer):
     ) -> Data:
         """The ``size`` bytes at ``start`` as the value of a ``dtype`` tensor shaped ``shape``:
         a view of the buffer, checked to hold every element."""
-        need = _needed(name, dtype, shape, size)
+        need = needed_bytes(name, dtype, shape, size)
         assert shape is not None
         raw = self.view[start : start + need].toreadonly()
         origin = (self.buf, start) if isinstance(self.buf, mmap.mmap) else None
@@ -332,140 +343,21 @@ class _Reader(Buffer):
             raise InputError(f"unknown op code {code}", op_index=index)
         try:
             kind = U8(self.view, t + kind_at)[0] if kind_at else 0
-            attrs = self.attributes(kind, t + attr_at if attr_at else 0) if kind else _NO_ATTRS
+            attrs = attributes(self, kind, t + attr_at if attr_at else 0) if kind else NO_ATTRS
             inputs = self.names(t + inputs_at) if inputs_at else ()
             outputs = self.names(t + outputs_at) if outputs_at else ()
             location = None
             if location_at:
                 loc = self.table(t + location_at)
                 (text_at,) = self.fields(loc, self.schema.voffsets["OpLocation"])
-                location = _text(self.string(loc + text_at) if text_at else None) or None
+                location = decode_text(self.string(loc + text_at) if text_at else None) or None
             return Operator(index, op, inputs, outputs, attrs, location)
         except VgfcError as e:
             raise e.at(op_index=index, op=op) from None
-
-    def attributes(self, kind: int, at: int) -> MappingProxyType[str, AttrValue]:
-        """The fields of the attribute table (of union type ``kind``) an offset at ``at`` (0:
-        none) points to."""
-        type_name = self.schema.attribute_names.get(kind)
-        if type_name is None:
-            raise InputError(f"unknown attribute type code {kind}")
-        voffsets, layout = attribute_layout(type_name)
-        if not at:
-            return _NO_ATTRS
-        table = self.table(at)
-        view = self.view
-        attrs: dict[str, AttrValue] = {}
-        for f, where in zip(layout, self.fields(table, voffsets), strict=True):
-            value: AttrValue
-            if f.kind == "scalar":
-                if not where:
-                    value = f.default
-                else:
-                    assert f.unpack is not None
-                    value = f.unpack(view, table + where)[0]
-                    if f.convert is not None:
-                        value = f.convert(value)
-                if f.enum is not None and isinstance(value, int) and not isinstance(value, bool):
-                    if value not in f.enum:
-                        raise InputError(f"unknown enum value {value}", key=f.name)
-                    value = f.enum[value]
-            elif f.kind == "string":
-                value = _name(self.string(table + where), "", f.name) if where else None
-            elif not where:
-                value = b""  # what the generated code gives for an absent vector
-            elif f.kind == "bytes":
-                # Raw value bytes (CLAMP bounds, CUSTOM implementation_attrs): decoded later,
-                # where the element type is known.
-                start, count = self.ubytes(table + where)
-                value = bytes(self.view[start : start + count])
-            else:
-                start, count = self.vector(table + where)
-                if start + count * f.size > self.size:
-                    raise Corrupt(f"vector of {count} values at {start} runs past the buffer")
-                value = struct.unpack_from(f"<{count}{f.code}", view, start)
-            attrs[f.name] = value
-        return MappingProxyType(attrs)
-
-    @staticmethod
-    def _typed_clamp(op: Operator, tensors: dict[str, Tensor]) -> Operator:
-        """CLAMP bounds are raw bytes of the input's element type: read them as numbers."""
-        if not op.inputs or op.inputs[0] not in tensors:
-            return op
-        dtype = tensors[op.inputs[0]].dtype
-        attrs = dict(op.attrs)
-        for key in ("min_val", "max_val"):
-            raw = attrs.get(key)
-            if isinstance(raw, bytes) and raw:
-                try:
-                    attrs[key] = _scalar(op.outputs[0] if op.outputs else "", dtype, raw)
-                except InputError as e:
-                    raise e.at(op.where(), key=key) from None
-        return replace(op, attrs=MappingProxyType(attrs))
 
 
 def _first_duplicate(tensors: list[Tensor]) -> None:
     """Raise for the first tensor whose name an earlier one has."""
     seen: dict[str, Tensor] = {}
     for tensor in tensors:
-        _Reader._add(seen, tensor)
-
-
-def _name(value: bytes | None, what: str = "tensor name", key: str | None = None) -> str:
-    """A string that names something (tensor, region, custom operator): at most
-    ``LIMITS.name_length_max`` characters."""
-    text = _text(value)
-    if len(text) > LIMITS.name_length_max:
-        shown = f"{what} '{quote(text)}'" if what else f"'{quote(text)}'"
-        raise InputError(
-            f"{shown} is longer than the {LIMITS.name_length_max} characters vgfc reads", key=key
-        )
-    return text
-
-
-def _text(value: bytes | None) -> str:
-    if value is None:
-        return ""
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"string {value[:40]!r} is not valid UTF-8") from None
-
-
-def _needed(name: str, dtype: DType, shape: tuple[int, ...] | None, size: int) -> int:
-    """Bytes that ``shape`` elements of ``dtype`` take; an error when ``size`` is fewer."""
-    if shape is None:
-        raise InputError("an unranked tensor cannot hold constant data", tensor=name)
-    # Dynamic (negative) dimensions count as written: a constant has none in a valid model,
-    # and such a count is refused below or by the stage that meets it.
-    count = math.prod(shape)
-    need = (count * dtype.storage_bits + 7) // 8 if count > 0 else 0
-    if size < need:
-        raise InputError(
-            f"constant data has {size} bytes, shape {list(shape)} of {dtype.value} needs {need}",
-            tensor=name,
-        )
-    return need
-
-
-_SCALARS = {
-    DType.BOOL: struct.Struct("<?"),
-    DType.INT8: struct.Struct("<b"),
-    DType.INT16: struct.Struct("<h"),
-    DType.INT32: struct.Struct("<i"),
-    DType.INT64: struct.Struct("<q"),
-    DType.SHAPE: struct.Struct("<q"),
-    DType.FP16: struct.Struct("<e"),
-    DType.FP32: struct.Struct("<f"),
-}
-"""How one element of the common types is read without numpy."""
-
-
-def _scalar(name: str, dtype: DType, raw: bytes) -> Any:
-    """The first element of ``raw`` (a CLAMP bound's bytes) as a Python number."""
-    need = _needed(name, dtype, (), len(raw))
-    reader = _SCALARS.get(dtype)
-    if reader is not None:
-        return reader.unpack_from(raw)[0]
-    # INT48, INT4, BF16 and FP8 bounds are rare: numpy (and ml_dtypes) read them.
-    return Data(memoryview(raw[:need]), dtype, ()).array.item()
+        Reader._add(seen, tensor)

@@ -170,7 +170,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 
 def _read(data: bytes | mmap.mmap) -> tuple[Graph, int]:
     """The graph, and how often a bulk reading gave up on the way."""
-    reader = tosa_reader._Reader(data, None)
+    reader = tosa_reader.Reader(data, None)
     return reader.graph(), reader.fell_back
 
 
