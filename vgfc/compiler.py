@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from vgfc.diagnostics import Diagnostic, Severity, VgfcError
@@ -239,11 +239,6 @@ def _partition(run: _Run) -> bool:
     return True
 
 
-def _as_is(_graph: Graph, d: Diagnostic, _libraries: Sequence[Library]) -> Diagnostic:
-    """A diagnostic of a graph no kernel library bound an op of: as it is."""
-    return d
-
-
 def _lower(run: _Run) -> bool:
     from vgfc.lower import lower
     from vgfc.vgf.layout import logical_bindings
@@ -252,22 +247,12 @@ def _lower(run: _Run) -> bool:
     assert graph is not None and plan is not None
     bindings = logical_bindings(graph, plan)
     run.keep(bindings=bindings)
-    failed = frozenset[int]()
-    in_library: Callable[[Graph, Diagnostic, Sequence[Library]], Diagnostic] = _as_is
-    if run.resolution is not None:  # the graph has custom ops, perhaps a library's
-        from vgfc import resolve
-
-        in_library, failed = resolve.in_library, run.resolution.failed
-    try:
-        lowered: Lowered = lower(
-            graph, plan, bindings, run.options.shader, keep_going=run.keep_going, skip=failed
-        )
-    except VgfcError as e:
-        d = in_library(graph, e.diagnostic, run.options.libraries)
-        if d is e.diagnostic:
-            raise
-        raise type(e)(d.message, d.location, excerpt=d.excerpt) from None
-    run.diagnostics.extend(in_library(graph, d, run.options.libraries) for d in lowered.diagnostics)
+    # An op a kernel library made carries its origin into the diagnostics raised at it.
+    failed = run.resolution.failed if run.resolution is not None else frozenset[int]()
+    lowered: Lowered = lower(
+        graph, plan, bindings, run.options.shader, keep_going=run.keep_going, skip=failed
+    )
+    run.diagnostics.extend(lowered.diagnostics)
     run.keep(modules=lowered.modules)
     return not run.failed
 

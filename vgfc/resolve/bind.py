@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from vgfc.diagnostics import Diagnostic, InputError, Location, Severity, UnsupportedError
+from vgfc.diagnostics import Diagnostic, InputError, Location, Origin, Severity, UnsupportedError
 from vgfc.dtypes import DType, element_format, numpy_dtype
 from vgfc.ir import IMAGE_DESCRIPTORS, Data, Graph, Operator, ShaderResource, ShaderSpec, Tensor
 from vgfc.record import field, record, replace
@@ -274,6 +274,7 @@ def _expand(
     new: dict[str, Tensor] = {}
     operators: list[Operator] = []
     why = f"expanded from {entry.label}"
+    origin = Origin("compose", entry.label, entry.library.shown, entry.line)
     try:
         for cname, c in compose.constants.items():
             tname = fresh(f"{base}.{cname}")
@@ -281,7 +282,7 @@ def _expand(
             dtype_name = tensors[c.dtype].dtype.value if c.dtype in tensors else c.dtype
             new[tname] = _constant(tname, dtype_name, c.shape, c.value, scope)
             kind = "CONST_SHAPE" if c.dtype == "SHAPE" else "CONST"
-            operators.append(_added(op, kind, (), (tname,), {}, why))
+            operators.append(_added(op, kind, (), (tname,), {}, why, origin))
         for iname, rule in compose.tensors.items():
             inner_dtype, shape = _evaluate_rule(rule, tensors, scope)
             if inner_dtype is None or shape is None:
@@ -299,6 +300,7 @@ def _expand(
                     tuple(mapping[n] for n in o.outputs),
                     attrs,
                     why,
+                    origin,
                 )
             )
     except ExprError as e:
@@ -518,14 +520,16 @@ def _build(
     before: list[Operator] = []
     after: list[Operator] = []
     kernel_names: dict[str, str] = {}
+    line = kernel.line or entry.line
+    inserted = Origin("conversion", entry.label, entry.library.shown, line, kernel.name)
     for name in entry.inputs:
         kernel_names[name], ops = _converted(
-            op, name, tensors[name], views[name], entry, fresh, new
+            op, name, tensors[name], views[name], entry, fresh, new, inserted
         )
         before.extend(ops)
     for name in entry.outputs:
         kernel_names[name], ops = _converted(
-            op, name, tensors[name], views[name], entry, fresh, new, result=True
+            op, name, tensors[name], views[name], entry, fresh, new, inserted, result=True
         )
         after.extend(ops)
     all_tensors = {**graph.tensors, **new}
@@ -536,6 +540,19 @@ def _build(
         inputs=tuple(kernel_names[n] for n in entry.inputs),
         outputs=tuple(kernel_names[n] for n in entry.outputs),
         shader=spec,
+        origin=Origin(
+            "kernel",
+            entry.label,
+            entry.library.shown,
+            line,
+            kernel.name,
+            # What messages call the shader's source (as vgfc.lower.elements.code_name does).
+            str(kernel.shader.path).replace("\\", "/").rsplit("/", 1)[-1],
+            tuple(
+                [(f"input_{i}", n) for i, n in enumerate(entry.inputs)]
+                + [(f"output_{i}", n) for i, n in enumerate(entry.outputs)]
+            ),
+        ),
     )
     conversions = tuple(note for v in views.values() for note in v.notes)
     return Binding((*before, bound, *after), new, kernel.name, conversions)
@@ -608,11 +625,6 @@ def _spec(
         defines=defines,
         include_dirs=tuple(str(d) for d in shader.include_dirs),
         source_file=str(shader.path),
-        origin=f"{entry.where(kernel.line).render()}: {kernel.name}",
-        operand_names=tuple(
-            [(f"input_{i}", n) for i, n in enumerate(entry.inputs)]
-            + [(f"output_{i}", n) for i, n in enumerate(entry.outputs)]
-        ),
     )
 
 
@@ -748,6 +760,7 @@ def _converted(
     entry: Entry,
     fresh: _Names,
     new: dict[str, Tensor],
+    origin: Origin,
     *,
     result: bool = False,
 ) -> tuple[str, list[Operator]]:
@@ -766,7 +779,7 @@ def _converted(
         note = f"{_WHY}: {step.note} for '{name}'" if step.note else _WHY
         steps.append(
             [
-                _added(op, kind, inputs, (output,), attrs, note if inputs else _WHY)
+                _added(op, kind, inputs, (output,), attrs, note if inputs else _WHY, origin)
                 for kind, inputs, output, attrs in step.ops
             ]
         )
@@ -801,6 +814,7 @@ def _added(
     outputs: tuple[str, ...],
     attrs: Mapping[str, Any],
     why: str,
+    origin: Origin,
 ) -> Operator:
     from types import MappingProxyType
 
@@ -813,6 +827,7 @@ def _added(
         location_text=op.location_text,
         source_index=op.file_index,
         inserted=why,
+        origin=origin,
     )
 
 
