@@ -8,8 +8,10 @@ The stage between verify and partition. For each CUSTOM op it finds what the op 
   (:mod:`vgfc.resolve.contract`);
 * any other op (any domain, or an Arm op without code) is looked up by domain and operator name
   in the kernel libraries given with ``--kernels`` (:mod:`vgfc.resolve.library`): its entry
-  either expands it into TOSA built-ins, or selects a shader kernel and puts the
-  CAST/TRANSPOSE/PAD/SLICE conversions the kernel needs around it (:mod:`vgfc.resolve.bind`);
+  either expands it into TOSA built-ins (:mod:`vgfc.resolve.compose`), or selects a shader kernel
+  (:mod:`vgfc.resolve.select`) and puts the CAST/TRANSPOSE/PAD/SLICE conversions the kernel needs
+  around it (:mod:`vgfc.resolve.convert`), as :mod:`vgfc.resolve.bind` directs; each op made so
+  carries its :class:`~vgfc.diagnostics.Origin`, which diagnostics at it render;
 * a custom op that no library knows is refused with a clear error.
 
 When anything was expanded or inserted the graph is renumbered: ``Operator.index`` is the
