@@ -140,31 +140,16 @@ def _lower(done: Compilation, request: Request) -> Produced:
 
     graph, plan = done.graph, done.plan
     assert graph is not None and plan is not None
-    in_library: Callable[[Diagnostic], Diagnostic] = lambda d: d  # noqa: E731
-    if done.libraries and done.kernels:
-        from vgfc import resolve
-
-        def in_library(d: Diagnostic) -> Diagnostic:
-            return resolve.in_library(graph, d, done.libraries)
-
-    try:
-        lowered = lower(
-            graph,
-            plan,
-            done.bindings,
-            request.options.shader,
-            keep_going=request.keep_going,
-            skip=done.unbound,
-        )
-    except VgfcError as e:
-        d = in_library(e.diagnostic)
-        if d is e.diagnostic:
-            raise
-        raise type(e)(d.message, d.location, excerpt=d.excerpt) from None
-    return {
-        "modules": lowered.modules,
-        "diagnostics": tuple(in_library(d) for d in lowered.diagnostics),
-    }
+    # An op a kernel library made carries its origin into the diagnostics raised at it.
+    lowered = lower(
+        graph,
+        plan,
+        done.bindings,
+        request.options.shader,
+        keep_going=request.keep_going,
+        skip=done.unbound,
+    )
+    return {"modules": lowered.modules, "diagnostics": lowered.diagnostics}
 
 
 def _layout(done: Compilation, request: Request) -> Produced:

@@ -24,12 +24,56 @@ __all__ = [
     "InputError",
     "InternalError",
     "Location",
+    "Origin",
     "Severity",
     "ShaderError",
     "UnsupportedError",
     "VgfcError",
     "did_you_mean",
 ]
+
+
+@record
+class Origin:
+    """What made an op that a kernel library bound or vgfc added for a custom op, as data: the
+    resolve stage sets it on the op (:attr:`vgfc.ir.Operator.origin`) and every diagnostic raised
+    at the op carries it (:meth:`vgfc.ir.Operator.where`). The attribute keys such a diagnostic
+    names (``shader_code``, ``input_0_binding``) are not the op's but the library's, so its key is
+    shown as the library's (:meth:`shown_key`)."""
+
+    kind: str
+    """``kernel`` (a library kernel the op runs as), ``compose`` (a built-in op an entry's
+    ``compose`` made) or ``conversion`` (a CAST/TRANSPOSE/PAD/SLICE kernel selection inserted)."""
+    entry: str
+    """The library entry's label (``TFL/Op``)."""
+    file: str
+    """The library file as the user gave it (or ``mediapipe`` for a bundled one)."""
+    line: int
+    """The line that declares the kernel (``kernel``), else the entry."""
+    kernel: str | None = None
+    """The kernel's name (``kernel`` and ``conversion``)."""
+    shader: str | None = None
+    """The kernel's shader file name (``swish.comp``): what ``shader_code`` is shown as."""
+    operands: tuple[tuple[str, str], ...] = ()
+    """(``input_0``, the entry's name for that operand): ``input_0_binding`` is shown as
+    ``resources.x``."""
+
+    def shown_key(self, key: str | None, op: str | None) -> str | None:
+        """``key`` (an attribute key of the op, or ``None``) as a diagnostic shows it."""
+        if self.kind == "conversion":
+            return key
+        declared = Location(file=f"{self.file}:{self.line}", key=self.entry).render()
+        if self.kind == "compose":
+            return f"{declared}: compose: {op}" + (f": {key}" if key else "")
+        shown = f"{declared}: {self.kernel}"
+        if not key:
+            return shown
+        detail = self.shader if key == "shader_code" and self.shader is not None else key
+        detail = {"entry_point": "shader.entry_point"}.get(detail, detail)
+        for prefix, name in self.operands:
+            if key.startswith(prefix + "_"):
+                detail = f"resources.{name}"
+        return f"{shown}: {detail}"
 
 
 @record
@@ -57,17 +101,25 @@ class Location:
     instruction: int | None = None
     """An instruction of the SPIR-V module the key holds, 1-based from the first one after the
     header: spirv-val's ``line N``, the line ``spirv-dis --no-header`` prints it on."""
+    origin: Origin | None = None
+    """What made the op, where a kernel library did (or vgfc added it for a custom op): the key
+    is shown as the library's (:attr:`shown_key`)."""
 
     def __post_init__(self) -> None:
         # Names and keys come from the model: shown on one line, a long one cut.
         for name in ("name", "domain", "tensor", "key"):
             value = getattr(self, name)
-            if value is not None and (
-                len(value) > LIMITS.location_field_length or not value.isprintable()
-            ):
-                # Room for the "... (N characters)" that follows the cut text.
-                shown = quote(value, LIMITS.location_field_length - 30)
-                object.__setattr__(self, name, shown)
+            if value is not None:
+                object.__setattr__(self, name, _one_line(value))
+
+    @property
+    def shown_key(self) -> str | None:
+        """The key as rendered: the attribute key, or for an op a library made, the library's
+        name for it after the entry and kernel (``lib.yaml:12: TFL/Op: k: resources.x``)."""
+        if self.origin is None:
+            return self.key
+        shown = self.origin.shown_key(self.key, self.op)
+        return _one_line(shown) if shown is not None else None
 
     def merged(self, other: Location) -> Location:
         """This location with the gaps filled from ``other`` (fields already set win)."""
@@ -97,10 +149,11 @@ class Location:
             parts.append(" ".join(words))
         if self.tensor is not None:
             parts.append(f"tensor '{self.tensor}'")
-        if self.key is not None or self.line is not None:
-            where = self.key if self.key is not None else "line"
+        key = self.shown_key
+        if key is not None or self.line is not None:
+            where = key if key is not None else "line"
             if self.line is not None:
-                where += f":{self.line}" if self.key is not None else f" {self.line}"
+                where += f":{self.line}" if key is not None else f" {self.line}"
                 if self.column is not None:
                     where += f":{self.column}"
             parts.append(where)
@@ -109,8 +162,21 @@ class Location:
         return ": ".join(parts)
 
     def as_dict(self) -> dict[str, object]:
-        """The fields that are set, for JSON output."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        """The fields that are set, for JSON output: ``key`` as rendered, ``origin`` as data."""
+        out: dict[str, object] = {}
+        for name in _LOCATION_FIELDS:
+            value = self.shown_key if name == "key" else getattr(self, name)
+            if value is not None:
+                out[name] = asdict(value)
+        return out
+
+
+def _one_line(value: str) -> str:
+    """``value`` (a name or key from the model) fit for one line of a message: cut when long."""
+    if len(value) > LIMITS.location_field_length or not value.isprintable():
+        # Room for the "... (N characters)" that follows the cut text.
+        return quote(value, LIMITS.location_field_length - 30)
+    return value
 
 
 _LOCATION_FIELDS = fields(Location)

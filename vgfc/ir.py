@@ -62,7 +62,14 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from vgfc.ir_shaders import IMAGE_DESCRIPTORS, PushConstant, ShaderResource, ShaderSpec
+    from vgfc.diagnostics import Origin
+    from vgfc.ir_shaders import (
+        IMAGE_DESCRIPTORS,
+        PushConstant,
+        Sampler,
+        ShaderResource,
+        ShaderSpec,
+    )
 
     Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
     """A numpy array of any element type."""
@@ -200,17 +207,6 @@ def _decode(raw: memoryview, dtype: DType, shape: tuple[int, ...]) -> Array:
 
 
 @record
-class Sampler:
-    """Sampler state of a combined image sampler, as Vulkan enum names."""
-
-    min_filter: str
-    mag_filter: str
-    address_mode_u: str
-    address_mode_v: str
-    border_color: str
-
-
-@record
 class Tensor:
     """A value in the graph: a graph input, an operator result, or a constant."""
 
@@ -258,6 +254,10 @@ class Operator:
     inserted: str | None = None
     """Why vgfc added this op (``expanded from ...``, ``inserted by kernel selection ...``);
     ``None`` for an op of the file."""
+    origin: Origin | None = field(default=None, compare=False, repr=False)
+    """What made this op where a kernel library did: the kernel it runs as, the entry whose
+    ``compose`` made it, or the entry whose kernel a conversion was inserted for. Diagnostics
+    at the op carry it (:meth:`where`) and show the library's keys."""
 
     @property
     def custom_name(self) -> str | None:
@@ -283,14 +283,17 @@ class Operator:
     def is_constant(self) -> bool:
         return self.op in CONSTANT_OPS
 
-    def where(self, file: str | None = None) -> Location:
-        """The location of this operator, for diagnostics."""
+    def where(self, file: str | None = None, *, origin: bool = True) -> Location:
+        """The location of this operator, for diagnostics, with the op's :attr:`origin` unless
+        ``origin`` is false (a message about the op as the model has it, not as a library
+        made it)."""
         return Location(
             file=file,
             op_index=self.file_index,
             op=self.op,
             name=self.custom_name,
             domain=self.domain,
+            origin=self.origin if origin else None,
         )
 
     @property
@@ -331,12 +334,15 @@ class Graph:
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-_SHADER_TYPES = frozenset({"IMAGE_DESCRIPTORS", "PushConstant", "ShaderResource", "ShaderSpec"})
+_SHADER_TYPES = frozenset(
+    {"IMAGE_DESCRIPTORS", "PushConstant", "Sampler", "ShaderResource", "ShaderSpec"}
+)
 
 
 def __getattr__(name: str) -> Any:
-    """The resolved-op types (:mod:`vgfc.ir_shaders`), loaded when first asked for: a model
-    without custom ops never needs them, and each dataclass costs a millisecond to create."""
+    """The resolved-op types (:mod:`vgfc.ir_shaders`), loaded when first asked for: they are
+    what the resolve stage binds a custom op to, a concern of their own that a model without
+    custom ops never reaches (and so never loads)."""
     if name in _SHADER_TYPES:
         from vgfc import ir_shaders
 

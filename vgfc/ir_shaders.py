@@ -1,16 +1,16 @@
 """The IR's resolved-op types: what a custom op runs as once the resolve stage bound it.
 
-Part of :mod:`vgfc.ir` (import them from there: ``from vgfc.ir import ShaderSpec``), kept in a
-module of their own so that compiling a model without custom ops does not create them: the IR
-module loads this one when one of these names is first asked for.
+Part of the IR (:mod:`vgfc.ir` re-exports them: ``from vgfc.ir import ShaderSpec``), kept in a
+module of their own because they are the resolve stage's output, not the graph the reader builds:
+a model without custom ops never loads them (the IR module loads this one when one of these names
+is first asked for). Nothing here imports :mod:`vgfc.ir`.
 """
 
 from __future__ import annotations
 
-from vgfc.ir import Sampler
 from vgfc.record import record
 
-__all__ = ["IMAGE_DESCRIPTORS", "PushConstant", "ShaderResource", "ShaderSpec"]
+__all__ = ["IMAGE_DESCRIPTORS", "PushConstant", "Sampler", "ShaderResource", "ShaderSpec"]
 
 
 IMAGE_DESCRIPTORS = frozenset(
@@ -21,6 +21,17 @@ IMAGE_DESCRIPTORS = frozenset(
     }
 )
 """Descriptor types through which a shader sees an image (the rest are buffers or tensors)."""
+
+
+@record
+class Sampler:
+    """Sampler state of a combined image sampler, as Vulkan enum names."""
+
+    min_filter: str
+    mag_filter: str
+    address_mode_u: str
+    address_mode_v: str
+    border_color: str
 
 
 @record
@@ -86,11 +97,6 @@ class ShaderSpec:
     """Folders searched for ``#include`` (a kernel library's), before the command line's."""
     source_file: str | None = None
     """The file the code came from (a kernel library shader), for diagnostics."""
-    origin: str | None = None
-    """Where a kernel library declared this shader (``lib.yaml:12: TFL/Op: kernel``): shader
-    errors point there rather than at attribute keys the op does not have."""
-    operand_names: tuple[tuple[str, str], ...] = ()
-    """(``input_0``, the library's name for that operand), for a library kernel's errors."""
 
     @property
     def resources(self) -> tuple[ShaderResource, ...]:

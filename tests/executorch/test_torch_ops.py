@@ -31,7 +31,7 @@ import vgfc.executorch
 from vgfc.diagnostics import InputError
 from vgfc.dtypes import DType
 from vgfc.ir import Tensor
-from vgfc.resolve.bind import infer_outputs
+from vgfc.resolve.infer import infer_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "pytorch"

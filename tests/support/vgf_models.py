@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from vgfc.ir_shaders import Sampler
 from vgfc.vgf.model import (
     COMPUTE_STAGE,
     Category,
@@ -24,7 +25,6 @@ from vgfc.vgf.model import (
     ModuleType,
     PushConstantRange,
     Resource,
-    Sampler,
     Segment,
     Slot,
     model_json,

@@ -422,7 +422,7 @@ def _same_way(d: Diagnostic) -> tuple[object, ...]:
     for name in (loc.name, loc.domain, loc.tensor):
         if name:
             message = message.replace(name, "\0")
-    return (d.severity, loc.file, loc.op, loc.key, loc.line, loc.column, message)
+    return (d.severity, loc.file, loc.op, loc.key, loc.origin, loc.line, loc.column, message)
 
 
 def group_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[list[Diagnostic]]:

@@ -265,7 +265,7 @@ def _dispatch(
         counts = derived
     assert counts is not None  # the schema requires one of the two
     given = spec.workgroup_counts is not None
-    if spec.origin is not None:  # a library kernel: its own keys, not the attributes'
+    if where.origin is not None:  # a library kernel: its own keys, not the attributes'
         key = "dispatch.workgroups" if given else "dispatch.global"
         hint = (
             "dispatch.workgroups gives workgroup counts; dispatch.global gives invocations, "
@@ -286,7 +286,7 @@ def _dispatch(
                 f"the dispatch runs {invocations} invocations (workgroup counts "
                 f"{list(counts)} x local size {list(local)}), fewer than {sizes}: unless each "
                 f"invocation writes several, {names} will be partly unwritten ({hint})",
-                Location(key="workgroup_sizes" if spec.origin is None else key).merged(where),
+                Location(key="workgroup_sizes" if where.origin is None else key).merged(where),
             )
         )
     return counts

@@ -8,8 +8,10 @@ The stage between verify and partition. For each CUSTOM op it finds what the op 
   (:mod:`vgfc.resolve.contract`);
 * any other op (any domain, or an Arm op without code) is looked up by domain and operator name
   in the kernel libraries given with ``--kernels`` (:mod:`vgfc.resolve.library`): its entry
-  either expands it into TOSA built-ins, or selects a shader kernel and puts the
-  CAST/TRANSPOSE/PAD/SLICE conversions the kernel needs around it (:mod:`vgfc.resolve.bind`);
+  either expands it into TOSA built-ins (:mod:`vgfc.resolve.compose`), or selects a shader kernel
+  (:mod:`vgfc.resolve.select`) and puts the CAST/TRANSPOSE/PAD/SLICE conversions the kernel needs
+  around it (:mod:`vgfc.resolve.convert`), as :mod:`vgfc.resolve.bind` directs; each op made so
+  carries its :class:`~vgfc.diagnostics.Origin`, which diagnostics at it render;
 * a custom op that no library knows is refused with a clear error.
 
 When anything was expanded or inserted the graph is renumbered: ``Operator.index`` is the
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from vgfc.ir import ShaderSpec
     from vgfc.resolve.library import Library
 
-__all__ = ["Resolution", "in_library", "resolve"]
+__all__ = ["Resolution", "resolve"]
 
 
 @record
@@ -201,8 +203,10 @@ def _bind(
     after = replace(graph, tensors={**graph.tensors, **binding.tensors})
     for added in binding.operators:
         if added.shader is not None:
-            check_contract(added.shader, added, after)
-            _check_operands(added, after)
+            # Errors about the op as the model has it: its operands, not the kernel's names.
+            plain = replace(added, origin=None)
+            check_contract(added.shader, plain, after)
+            _check_operands(plain, after)
     return None, _Bound(
         binding.operators, dict(binding.tensors), entry.label, binding.kernel, binding.warnings
     )
@@ -248,49 +252,3 @@ def _check_operands(op: Operator, graph: Graph) -> None:
                 op.where(graph.source),
                 tensor=name,
             )
-
-
-def in_library(graph: Graph, d: Diagnostic, libraries: Sequence[Library] = ()) -> Diagnostic:
-    """A diagnostic of a later stage (a shader's compile error, a dispatch warning, a lowering
-    error of a composed op) about an op a kernel library bound, pointed at the library: the
-    attribute keys it would name (``shader_code``, ``output_0_binding``) are not the op's but
-    the library's, as is a built-in op a ``compose`` made. ``libraries`` are searched for the
-    entry of a composed op (its file and line)."""
-    loc = d.location
-    if loc.op_index is None:
-        return d
-    ops = [op for op in graph.operators if op.file_index == loc.op_index and op.op == loc.op]
-    spec = next(
-        (op.shader for op in ops if op.shader is not None and op.shader.origin is not None),
-        None,
-    )
-    if spec is None or spec.origin is None:
-        return _in_compose(ops, d, libraries)
-    key = spec.origin
-    if loc.key:
-        # input_0_binding -> resources.x; shader_code -> the kernel's shader file (swish.comp)
-        from vgfc.lower.elements import code_name
-
-        detail = code_name(spec) if loc.key == "shader_code" else loc.key
-        detail = {"entry_point": "shader.entry_point"}.get(detail, detail)
-        for prefix, name in spec.operand_names:
-            if loc.key.startswith(prefix + "_"):
-                detail = f"resources.{name}"
-        key = f"{key}: {detail}"
-    return replace(d, location=replace(loc, key=key))
-
-
-_EXPANDED = "expanded from "
-
-
-def _in_compose(ops: list[Operator], d: Diagnostic, libraries: Sequence[Library]) -> Diagnostic:
-    """``d`` about a built-in op a library's ``compose`` made, pointed at the entry."""
-    made = next((op for op in ops if (op.inserted or "").startswith(_EXPANDED)), None)
-    if made is None or made.inserted is None:
-        return d
-    label = made.inserted.removeprefix(_EXPANDED)
-    entry = next((e for lib in libraries for e in lib.entries.values() if e.label == label), None)
-    origin = entry.where().render() if entry is not None else label
-    loc = d.location
-    key = f"{origin}: compose: {made.op}" + (f": {loc.key}" if loc.key else "")
-    return replace(d, location=replace(loc, key=key))

@@ -117,7 +117,7 @@ def kind_problem(value: Any, kind: str | tuple[str, ...]) -> str | None:
             return None  # known only with a model's shapes and parameters
         literal = value.evaluate({})
         if isinstance(literal, float) and literal.is_integer() and value.tree is not None:
-            literal = int(literal)  # as the expansion takes it (vgfc.resolve.bind)
+            literal = int(literal)  # as the expansion takes it (vgfc.resolve.compose)
         if isinstance(literal, tuple):
             literal = tuple(Expr(repr(v), None, v) for v in literal)
     else:

@@ -151,7 +151,7 @@ def push_constants_by_op(
                 raise InputError(
                     f"'{source}' holds {len(data)} bytes of push constants, the shader's block "
                     f"has {size}",
-                    graph.where(op),
+                    op.where(graph.source, origin=False),
                 )
             found[op.index] = data
     return found
@@ -470,7 +470,9 @@ def _run_custom(
     try:
         params = decode_params(entry.params, bytes(raw) if raw is not None else None)  # type: ignore[arg-type]
     except ParamError as e:
-        raise InputError(str(e), graph.where(op), key="implementation_attrs") from None
+        raise InputError(
+            str(e), op.where(graph.source, origin=False), key="implementation_attrs"
+        ) from None
     outputs = call_reference(
         entry,
         [values[n] for n in op.inputs],

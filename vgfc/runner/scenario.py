@@ -26,9 +26,10 @@ import numpy as np
 
 from vgfc.diagnostics import InputError, UnsupportedError
 from vgfc.ir import Array
+from vgfc.ir_shaders import Sampler
 from vgfc.record import record
 from vgfc.runner.formats import element_format
-from vgfc.vgf.model import Model, ModuleType, Resource, Sampler
+from vgfc.vgf.model import Model, ModuleType, Resource
 
 __all__ = ["OutputFile", "build_scenario", "read_dds", "read_output", "resource_kind"]
 

@@ -304,7 +304,9 @@ def _resource(r: _Reader, i: int) -> vgf.Resource:
     sampler = None
     handle = res.getSamplerConfigHandle(i)
     if handle is not None:
-        sampler = vgf.Sampler(
+        from vgfc.ir_shaders import Sampler  # only a file with samplers needs the type
+
+        sampler = Sampler(
             r.name("VkFilter", res.getSamplerConfigMinFilter(handle), what),
             r.name("VkFilter", res.getSamplerConfigMagFilter(handle), what),
             r.name("VkSamplerAddressMode", res.getSamplerConfigAddressModeU(handle), what),

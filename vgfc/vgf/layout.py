@@ -36,7 +36,6 @@ from vgfc.vgf.model import (
     Module,
     ModuleType,
     Resource,
-    Sampler,
     Segment,
     Slot,
 )
@@ -44,6 +43,7 @@ from vgfc.vgf.model import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.ir import ShaderResource
+    from vgfc.ir_shaders import Sampler
     from vgfc.lower.shader import ShaderModule
 
 __all__ = ["TENSOR_ARM", "layout", "unsigned_values"]

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import enum
 
-from vgfc.ir import Sampler  # re-exported: a VGF carries samplers as the IR holds them
 from vgfc.record import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import mmap
     from typing import Any
+
+    from vgfc.ir_shaders import Sampler  # a VGF carries samplers as the IR holds them
 
 __all__ = [
     "COMPUTE_STAGE",
@@ -36,7 +37,6 @@ __all__ = [
     "ModuleType",
     "PushConstantRange",
     "Resource",
-    "Sampler",
     "Segment",
     "Slot",
     "model_json",

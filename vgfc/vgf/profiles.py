@@ -242,7 +242,7 @@ def target_errors(graph: Graph, plan: Plan, model: Model, target: str) -> list[V
             segment = model.segments[v.segment]
             p = plan.partitions[v.segment]
             if p.kind is PartitionKind.SHADER:
-                where = graph.operators[p.operators[0]].where(graph.source)
+                where = graph.operators[p.operators[0]].where(graph.source, origin=False)
             message = f"segment {v.segment} '{segment.name}': {message}"
         errors.append(UnsupportedError(message, where))
     return errors

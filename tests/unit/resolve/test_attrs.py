@@ -17,9 +17,9 @@ from attrs_graphs import PREFIX, buffer, check, graph, payload
 
 from vgfc.diagnostics import InputError
 from vgfc.ir import DType, Graph, Operator
+from vgfc.ir_shaders import Sampler
 from vgfc.resolve.attrs import parse_shader_spec
 from vgfc.resolve.contract import check_contract
-from vgfc.vgf.model import Sampler
 from vgfc.vulkan_names import descriptor_types, formats
 
 

@@ -1,4 +1,4 @@
-"""Kernel selection never narrows unasked (vgfc/resolve/bind.py): a CAST that can change values on
+"""Kernel selection never narrows unasked (vgfc/resolve/select.py): a CAST that can change values on
 its way into a kernel is refused unless the kernel's ``allow_lossy`` names the operand; an allowed
 one is a warning that ``-q`` keeps; widening conversions compile quietly.
 
@@ -17,8 +17,8 @@ from tosa_factory import T, build, custom
 from vgfc.compiler import Options, compile_model
 from vgfc.diagnostics import Severity, VgfcError
 from vgfc.dtypes import DType, numpy_dtype
-from vgfc.resolve.bind import loses_information
 from vgfc.resolve.library import load_library
+from vgfc.resolve.select import loses_information
 
 SHADER = """#version 450
 #extension GL_EXT_shader_explicit_arithmetic_types : require
