@@ -27,7 +27,6 @@ import random
 import re
 import shutil
 import struct
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,10 +54,17 @@ def _check_message(text: str, names: tuple[str, ...], where: str) -> None:
         raise Violation("message-without-file", f"{where}: {text[:MAX_MESSAGE]!r}", text)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and the workers it has waited for: what a hang or a
+    blow-up spends, and what a loaded machine does not stretch (wall time would)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def _deadline(start: float, what: str, deadline_s: float) -> None:
-    seconds = time.monotonic() - start
+    seconds = _cpu() - start
     if seconds > deadline_s:
-        raise Violation("slow", f"{what} took {seconds:.1f} s, deadline {deadline_s} s")
+        raise Violation("slow", f"{what} took {seconds:.1f} s of CPU, deadline {deadline_s} s")
 
 
 # --- kernel libraries ---------------------------------------------------------------------------
@@ -85,7 +91,7 @@ def run_library(path: str | os.PathLike[str], deadline_s: float = DEADLINE_S) ->
 
     name = os.fspath(path)
     names = (name, os.fspath(KERNEL_MODEL))
-    start = time.monotonic()
+    start = _cpu()
     try:
         library = load_library(name)
     except VgfcError as e:
@@ -95,7 +101,7 @@ def run_library(path: str | os.PathLike[str], deadline_s: float = DEADLINE_S) ->
         _deadline(start, "load", deadline_s)
         return "refused"
     _deadline(start, "load", deadline_s)
-    start = time.monotonic()
+    start = _cpu()
     errors = 0
     shader = CompileOptions(timeout=5.0)
     for verdict in check_library(library, shader):
@@ -103,7 +109,7 @@ def run_library(path: str | os.PathLike[str], deadline_s: float = DEADLINE_S) ->
             errors += 1
             _check_message(verdict.error.render(), names, "kernels")
     _deadline(start, "kernels", deadline_s * 3)
-    start = time.monotonic()
+    start = _cpu()
     try:
         compile_model(KERNEL_MODEL, Options(shader=shader, kernels=(str(library.path),)))
     except VgfcError as e:
@@ -344,7 +350,7 @@ def run_vgf(path: str | os.PathLike[str], deadline_s: float = DEADLINE_S) -> str
     from vgfc.vgf.model import model_json
 
     name = os.fspath(path)
-    start = time.monotonic()
+    start = _cpu()
     try:
         model = read_vgf(name)
     except VgfcError as e:

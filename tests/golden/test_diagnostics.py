@@ -303,14 +303,14 @@ def test_internal_error_golden(
     cli, golden, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bug reads as one line and a hint, exit 3 (here a stage made to fail)."""
-    import vgfc
+    import sys
 
-    def broken(graph: object) -> None:
+    def broken(graph: object, order: object) -> None:
         raise RuntimeError("boom")
 
     args = _sample("simple.tosa", "partition")(tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(vgfc, "partition", broken)
+    monkeypatch.setattr(sys.modules["vgfc.partition"], "partition", broken)
     run = cli(*args)
     assert run.code == 3
     golden.check(FOLDER / "internal-error.txt", render(args, run.code, run.out, run.err))

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from vgfc.compilation import make_options
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, DType, Graph, Operator, Tensor, Version
 from vgfc.lower.shader import lower_shader
 from vgfc.record import replace
 from vgfc.resolve.attrs import parse_shader_spec
 from vgfc.resolve.bind import bind_op
+from vgfc.resolve.library import load_libraries
 from vgfc.resolve.payload import payload_bytes, shader_payload
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -21,8 +21,7 @@ LIBRARY = ROOT / "samples" / "pytorch" / "my_ops.yaml"
 
 
 def _bound(name: str, shape: tuple[int, ...], params: bytes = b"") -> tuple[Operator, Graph]:
-    options = make_options(kernels=[LIBRARY], shader_timeout=0)
-    (library,) = options.libraries
+    (library,) = load_libraries([LIBRARY])
     entry = library.find("my_ops", name)
     assert entry is not None
     out_shape = shape if name == "swish" else (*shape[:2], 2 * shape[2], 2 * shape[3])
