@@ -31,7 +31,9 @@ from reference_tools import CACHE_VARIABLE
 
 # The suite must pass on a loaded machine: no property test is held to a time (per example, or
 # for generating its data). Hangs are caught by the tests' own bounds, not by hypothesis.
-settings.register_profile("loaded", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "loaded", settings(), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("loaded")
 
 __all__ = ["ROOT", "Run"]
