@@ -67,7 +67,7 @@ def compile_single(job: Job, options: Options, *, quiet: bool) -> None:
     /dev/null, a FIFO, a library given as the output, a missing folder), then compiled, with the
     summary table unless ``quiet``."""
     from vgfc.compiler import input_files
-    from vgfc.files import check_output
+    from vgfc.files.outputs import check_output
 
     inputs = input_files(job.model, options)
     for path in (job.output, job.report):
@@ -79,7 +79,7 @@ def compile_single(job: Job, options: Options, *, quiet: bool) -> None:
 def _looks_like_a_model(path: Path) -> bool:
     """A ``.tosa`` name, or a file that starts like a TOSA flatbuffer (identifier ``TOSA``)."""
     from vgfc.diagnostics import VgfcError
-    from vgfc.files import open_input
+    from vgfc.files.inputs import open_input
 
     if path.suffix.lower() == ".tosa":
         return True
@@ -175,7 +175,7 @@ def _compile_and_show(job: Job, options: Options) -> None:
     and the error says so."""
     from vgfc.compiler import ToFile
     from vgfc.diagnostics import InputError, VgfcError
-    from vgfc.files import WRITES, Staged, commit, discard
+    from vgfc.files.outputs import WRITES, Staged, commit, discard
 
     held: list[Staged] = []
     sink = ToFile(job.output, job.report, hold=held)

@@ -194,7 +194,7 @@ def model_converter(
         sys.stdout.buffer.flush()
     else:
         from vgfc.compiler import input_files
-        from vgfc.files import check_output
+        from vgfc.files.outputs import check_output
 
         check_output(output, inputs=input_files(input_path, options))
         compile_model(input_path, options, sink=ToFile(Path(output)))
@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         stderr_console,
     )
     from vgfc.diagnostics import VgfcError
-    from vgfc.files import Interrupted
+    from vgfc.files.interrupts import Interrupted
 
     command_process()
     prepare_process()

@@ -69,7 +69,7 @@ def partition(
     inputs: tuple[Path, ...] = ()
     if output is not None:
         from vgfc.compiler import input_files
-        from vgfc.files import check_output
+        from vgfc.files.outputs import check_output
 
         # Refused before any work: the model itself, a library, a device such as /dev/null.
         inputs = input_files(model, options)

@@ -13,7 +13,7 @@ include paths exist; a composed graph names only tensors it has and has no cycle
 put in dependency order), and each composed op is a TOSA operator with the inputs, outputs and
 attributes its instruction takes (:mod:`vgfc.resolve.compose_check`).
 
-A library is untrusted input, as a model is. It is read through :func:`vgfc.files.read_text`
+A library is untrusted input, as a model is. It is read through :func:`vgfc.files.inputs.read_text`
 (a regular file of at most ``library_bytes_max`` bytes), and the YAML is held to the limits of
 :mod:`vgfc.limits` while it is parsed: nesting depth, values (aliases expanded, so an alias bomb
 is refused), and the length of numbers. Its shader files and include folders must lie inside the
@@ -215,7 +215,7 @@ def load_library(
     and include folders may lie besides its own folder."""
     import yaml
 
-    from vgfc.files import read_text, shown_path
+    from vgfc.files.inputs import read_text, shown_path
 
     file = Path(path)
     shown = shown or shown_path(path)
@@ -811,7 +811,7 @@ class _Reader:
         try:
             info = os.stat(path)
         except OSError as e:
-            from vgfc.files import _reason
+            from vgfc.files.inputs import _reason
 
             if e.errno == errno.ENOENT:
                 raise self.fail(
@@ -823,7 +823,7 @@ class _Reader:
                 raise self.fail(f"{quote(raw)}: not a folder (relative to the library)", at)
             return path
         if not stat.S_ISREG(info.st_mode):
-            from vgfc.files import _kind
+            from vgfc.files.inputs import _kind
 
             raise self.fail(f"{quote(raw)}: {_kind(info.st_mode)}, not a regular file", at)
         if info.st_size > LIMITS.shader_file_bytes_max:

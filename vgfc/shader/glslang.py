@@ -458,7 +458,7 @@ class _Includer:
     symlinks resolved) must lie inside one of the folders' real paths. ``"name"`` also looks
     in the including file's folder when that file is itself inside an include folder (the
     shader a model carries has no folder). A refusal names the include, never anything of the
-    file it would have read. Files are opened through :func:`vgfc.files.open_input` (no FIFO,
+    file it would have read. Files are opened through :func:`vgfc.files.inputs.open_input` (no FIFO,
     no device), each at most ``include_file_bytes_max`` bytes and all of one shader's
     includes together ``include_bytes_max``."""
 
@@ -504,7 +504,7 @@ class _Includer:
 
     def _resolve(self, name: str, folders: list[Path], depth: int) -> int | None:
         from vgfc.diagnostics import VgfcError
-        from vgfc.files import open_input
+        from vgfc.files.inputs import open_input
         from vgfc.limits import LIMITS
 
         shown = _quoted(name)
@@ -526,7 +526,7 @@ class _Includer:
                 self.probes.append((str(path), None))
                 continue
             except OSError as exc:
-                from vgfc.files import _reason
+                from vgfc.files.inputs import _reason
 
                 self._note(f"{shown}: {_reason(exc)}")
                 return None
