@@ -34,7 +34,7 @@ from vgfc.shader.cache import CompiledShader, ShaderRequest
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.processes import Worker
-    from vgfc.shader.glslang import IncludeProbe
+    from vgfc.shader.includer import IncludeProbe
 
 __all__ = ["CompiledShader", "ShaderBuilds", "ShaderRequest", "build_shader"]
 

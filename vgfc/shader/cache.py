@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from hashlib import sha256
     from typing import Any
 
-    from vgfc.shader.glslang import CompileOptions, IncludeProbe
+    from vgfc.shader.includer import IncludeProbe
+    from vgfc.shader.options import CompileOptions
 else:
     try:
         # The interpreter's own SHA-256: importing hashlib loads OpenSSL, 7 ms of a compile
@@ -86,6 +87,8 @@ _DIGEST = 32
 # vgfc's code whose behaviour a cached result records, relative to the package.
 _PRODUCERS = (
     "shader/glslang.py",
+    "shader/glslang_abi.py",
+    "shader/includer.py",
     "shader/build.py",
     "shader/cache.py",
     "spirv/reflect.py",
