@@ -29,7 +29,8 @@ from collections.abc import Iterable
 
 from vgfc.diagnostics import InternalError, Location, ShaderError, VgfcError
 from vgfc.shader import cache
-from vgfc.shader.cache import CompiledShader, ShaderRequest
+from vgfc.shader.cache_entries import CompiledShader
+from vgfc.shader.cache_keys import ShaderRequest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
