@@ -4,7 +4,8 @@
 a device or a symlink loop), :mod:`vgfc.files.outputs` writes what it makes (atomically, never
 through anything but a regular file), and :mod:`vgfc.files.interrupts` turns the signals that
 end a command into :class:`~vgfc.files.interrupts.Interrupted` without cutting a rename short.
-Import from those modules; the few names below are also found here, each loaded on first use.
+Import from those modules. The outputs and the interrupt that :mod:`vgfc.compiler` and
+:mod:`vgfc.cli.quick` import from ``vgfc.files`` are also found here, each loaded on first use.
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ if TYPE_CHECKING:
     from typing import Any
 
     from vgfc.files.interrupts import Interrupted
-    from vgfc.files.outputs import Staged, stage, write_atomically
+    from vgfc.files.outputs import Staged, commit, discard, stage, write_atomically
 
-__all__ = ["Interrupted", "Staged", "stage", "write_atomically"]
+__all__ = ["Interrupted", "Staged", "commit", "discard", "stage", "write_atomically"]
 
 _LAZY = {
     "Interrupted": "vgfc.files.interrupts",
     "Staged": "vgfc.files.outputs",
+    "commit": "vgfc.files.outputs",
+    "discard": "vgfc.files.outputs",
     "stage": "vgfc.files.outputs",
     "write_atomically": "vgfc.files.outputs",
 }
