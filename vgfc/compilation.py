@@ -94,8 +94,8 @@ class ToFile:
     report: Path | None = None
     hold: list[Any] | None = field(default=None, compare=False)
     """Where to leave the written files instead of renaming them into place: a list that gets
-    the :class:`vgfc.files.Staged` outputs, for :func:`vgfc.files.commit` (or
-    :func:`vgfc.files.discard`) once the caller knows it wants them (``vgfc compile`` prints
+    the :class:`vgfc.files.outputs.Staged` outputs, for :func:`vgfc.files.outputs.commit` (or
+    :func:`vgfc.files.outputs.discard`) once the caller knows it wants them (``vgfc compile`` prints
     its summary first, so that output it cannot print leaves the old files)."""
 
 

@@ -38,7 +38,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
-    from vgfc.files import Staged
+    from vgfc.files.outputs import Staged
     from vgfc.resolve.library import Library
 
 __all__ = [
@@ -186,7 +186,7 @@ def _encode(done: Compilation, request: Request) -> Produced:
 def _stage_file(done: Compilation, request: Request, model: Any, sink: ToFile) -> Produced:
     """Stream the VGF to a temporary file beside ``sink.path``, left in ``sink.hold`` to be
     renamed into place (with the report) by :func:`compile_model`."""
-    from vgfc.files import write_atomically
+    from vgfc.files.outputs import write_atomically
     from vgfc.vgf.encode import encode_to
 
     written: Produced = {}
@@ -282,7 +282,7 @@ def compile_model(
         if held:
             _place(done, request, held, hold)
     except BaseException:
-        from vgfc.files import discard
+        from vgfc.files.outputs import discard
 
         discard(held)
         raise
@@ -293,7 +293,7 @@ def _place(done: Compilation, request: Request, held: list[Staged], hold: list[A
     """The written VGF, with its report (which records the file's size, SHA-256 and the time of
     every stage), renamed into place together, or left with the caller's ``hold``: an interrupt
     leaves both old or both new."""
-    from vgfc.files import commit, stage
+    from vgfc.files.outputs import commit, stage
 
     sink = request.sink
     assert isinstance(sink, ToFile)

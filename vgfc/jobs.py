@@ -60,7 +60,7 @@ def check_arguments(
 def _looks_like_a_model(path: Path) -> bool:
     """A ``.tosa`` name, or a file that starts like a TOSA flatbuffer (identifier ``TOSA``)."""
     from vgfc.diagnostics import VgfcError
-    from vgfc.files import open_input
+    from vgfc.files.inputs import open_input
 
     if path.suffix.lower() == ".tosa":
         return True
@@ -127,7 +127,7 @@ def plan_jobs(
 def check_outputs(job: Job, options: Options) -> None:
     """A job's outputs checked before any work: a device such as /dev/null, a FIFO, a model or
     library given as the output, a missing folder."""
-    from vgfc.files import check_output
+    from vgfc.files.outputs import check_output
 
     inputs = input_files(job.model, options)
     for path in (job.output, job.report):

@@ -83,7 +83,7 @@ class Limits:
     """Elements of one tensor (product of its static dimensions): at most 32 GiB at 8 bytes each,
     and every element count fits in an int64, so numpy never sees an overflowing shape."""
 
-    # -- files vgfc reads (vgfc/files.py: checked with stat before a byte is read) -------------
+    # -- files vgfc reads (vgfc/files/inputs.py: checked with stat before a byte is read) ---------
     library_bytes_max: int = 4 << 20
     """Size of a kernel library file (YAML). The bundled MediaPipe library has 30 KB; 4 MiB is
     room for thousands of entries, and the YAML parser holds the whole document in memory."""

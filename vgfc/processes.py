@@ -406,11 +406,11 @@ def _answer(
     import resource
 
     # A graceful worker (one that writes files) unwinds on SIGTERM, SIGHUP and SIGQUIT as a
-    # command does, removing its temporary files (vgfc.files.interrupt_on_signals, which also
-    # keeps a signal from landing between creating a temporary file and recording it); others
-    # just end. Ctrl-C is the parent's to handle.
+    # command does, removing its temporary files (vgfc.files.interrupts.interrupt_on_signals,
+    # which also keeps a signal from landing between creating a temporary file and recording
+    # it); others just end. Ctrl-C is the parent's to handle.
     if graceful:
-        from vgfc.files import interrupt_on_signals
+        from vgfc.files.interrupts import interrupt_on_signals
 
         interrupt_on_signals()
     else:

@@ -15,7 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from shader_models import INFO
 
-from vgfc.shader import cache
+from vgfc.shader import cache_entries
 from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
 
 SMALL = st.integers(0, 2**32 - 1)
@@ -49,14 +49,14 @@ OTHER_VALUES = st.sampled_from([None, True, 1, 1.0, "1", [], [1], [1, 2, 3], {},
 
 def stored(info: ShaderInfo) -> Any:
     """``info`` as an entry's header holds it: written as JSON and read back."""
-    return json.loads(json.dumps(cache._info_json(info)))
+    return json.loads(json.dumps(cache_entries._info_json(info)))
 
 
 @settings(max_examples=200, deadline=None)
 @example(INFO)
 @given(INFOS)
 def test_a_stored_reflection_reads_back_equal(info: ShaderInfo) -> None:
-    assert cache._info_from_json(stored(info)) == info
+    assert cache_entries._info_from_json(stored(info)) == info
 
 
 def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -93,5 +93,5 @@ def test_a_changed_header_reads_as_what_it_was_or_as_a_miss(
             parent[f"{last}_extra"] = other  # a field more
         else:
             parent[last] = other  # a value of another type or shape
-    back = cache._info_from_json(data)
+    back = cache_entries._info_from_json(data)
     assert back is None or back == info or stored(back) == data

@@ -44,7 +44,8 @@ def cache(context: click.Context, as_json: bool) -> None:
     """
     if context.invoked_subcommand is not None:
         return
-    from vgfc.shader.cache import cache_dir, usage
+    from vgfc.shader.cache import cache_dir
+    from vgfc.shader.cache_admin import usage
 
     try:
         found = usage()
@@ -82,7 +83,7 @@ def cache(context: click.Context, as_json: bool) -> None:
 def clear(days: float | None) -> None:
     """Remove the shader cache's entries (safe while compiles run: they rebuild what they need)."""
     from vgfc.shader.cache import cache_dir
-    from vgfc.shader.cache import clear as remove
+    from vgfc.shader.cache_admin import clear as remove
 
     try:
         done = remove(None if days is None else days * 86400)

@@ -94,7 +94,7 @@ def _compile_many(
 
     from vgfc.batch import output_states, run_jobs, worker_count, written_since
     from vgfc.cli.batch import outcomes_json, print_outcome, summary_line, summary_table
-    from vgfc.files import Interrupted
+    from vgfc.files.interrupts import Interrupted
 
     debug = bool(click.get_current_context().find_root().params.get("debug"))
     console = stderr_console()

@@ -56,7 +56,7 @@ def _compile_and_show(job: Job, options: Options) -> None:
     and the error says so."""
     from vgfc.compiler import ToFile
     from vgfc.diagnostics import InputError, VgfcError
-    from vgfc.files import WRITES, Staged, commit, discard
+    from vgfc.files.outputs import WRITES, Staged, commit, discard
 
     held: list[Staged] = []
     sink = ToFile(job.output, job.report, hold=held)

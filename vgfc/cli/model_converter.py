@@ -184,7 +184,7 @@ def model_converter(
         compile_model(input_path, options, sink=ToStream(sys.stdout.buffer))
         sys.stdout.buffer.flush()
     else:
-        from vgfc.files import check_output
+        from vgfc.files.outputs import check_output
         from vgfc.jobs import input_files
 
         check_output(output, inputs=input_files(input_path, options))
@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         stderr_console,
     )
     from vgfc.diagnostics import VgfcError
-    from vgfc.files import Interrupted
+    from vgfc.files.interrupts import Interrupted
 
     command_process()
     prepare_process()

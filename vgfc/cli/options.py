@@ -40,7 +40,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 class InputPath(click.Path):
     """A file a command reads: a missing one is a usage error (exit 2), as click has it; what
     else is wrong with it (a symlink loop, a FIFO, a device) is left to
-    :func:`vgfc.files.open_input`, which names it (exit 1), where click would call a symlink
+    :func:`vgfc.files.inputs.open_input`, which names it (exit 1), where click would call a symlink
     loop missing."""
 
     def __init__(self) -> None:

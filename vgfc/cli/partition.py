@@ -69,7 +69,7 @@ def partition(
 
     inputs: tuple[Path, ...] = ()
     if output is not None:
-        from vgfc.files import check_output
+        from vgfc.files.outputs import check_output
         from vgfc.jobs import input_files
 
         # Refused before any work: the model itself, a library, a device such as /dev/null.

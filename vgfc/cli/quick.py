@@ -206,7 +206,7 @@ def _guarded(work: Callable[[], None]) -> object:
         report_interrupt,
     )
     from vgfc.diagnostics import VgfcError
-    from vgfc.files import Interrupted
+    from vgfc.files.interrupts import Interrupted
 
     try:
         call_guarded(work, (), {}, debug=False)

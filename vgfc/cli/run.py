@@ -18,7 +18,7 @@ import numpy as np
 from vgfc.cli.options import InputPath, inputs_option, run_options
 from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import InputError
-from vgfc.files import write_atomically
+from vgfc.files.outputs import write_atomically
 from vgfc.ir import Array
 from vgfc.runner.run import DEFAULT_TIMEOUT
 
@@ -90,11 +90,11 @@ def parse_pairs(values: tuple[str, ...], option: str, metavar: str) -> list[tupl
 
 
 def load_array(path: str, what: str) -> Array:
-    """A ``.npy`` file as an array, opened as every input is (:func:`vgfc.files.open_input`:
+    """A ``.npy`` file as an array, opened as every input is (:func:`vgfc.files.inputs.open_input`:
     a regular file; a FIFO or a device is refused, not waited on)."""
     import io
 
-    from vgfc.files import open_input
+    from vgfc.files.inputs import open_input
 
     try:
         with open_input(path, what=what) as f:
@@ -115,7 +115,7 @@ def read_push_data(path: str) -> bytes:
     """A .npy file gives its array's bytes; any other file is taken as raw bytes."""
     if path.endswith(".npy"):
         return np.ascontiguousarray(load_array(path, "push-constant file")).tobytes()
-    from vgfc.files import read_input
+    from vgfc.files.inputs import read_input
 
     return read_input(path, what="push-constant file")
 
@@ -212,7 +212,7 @@ def run(
                 pushes[segment] = read_push_data(path)
     modules: dict[str, bytes] = {}
     for module, path in parse_pairs(shaders, "--shader", "MODULE=FILE.spv"):
-        from vgfc.files import read_input
+        from vgfc.files.inputs import read_input
 
         modules[module] = read_input(path, what="shader file")
 

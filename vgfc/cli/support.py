@@ -141,7 +141,8 @@ def call_guarded(
     """``func(*args, **kwargs)`` with its errors as one clear line on stderr and an exit code;
     tracebacks only with ``debug``. An interrupt (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) is one line
     too, saying which outputs were written and which were left as they were."""
-    from vgfc.files import WRITES, Interrupted
+    from vgfc.files.interrupts import Interrupted
+    from vgfc.files.outputs import WRITES
 
     if not _depth:
         WRITES.clear()
@@ -185,7 +186,8 @@ again): the write log starts afresh with the outermost."""
 
 def report_interrupt(e: BaseException) -> None:
     """``error: interrupted (SIGTERM): out.vgf was left as it was`` on stderr."""
-    from vgfc.files import WRITES, Interrupted
+    from vgfc.files.interrupts import Interrupted
+    from vgfc.files.outputs import WRITES
 
     how = e.name if isinstance(e, Interrupted) else "Ctrl-C"
     with contextlib.suppress(OSError, VgfcError):
@@ -216,7 +218,7 @@ class _ClosedStream(io.RawIOBase):
 
 def _stream_error(e: OSError) -> VgfcError:
     from vgfc.diagnostics import InputError
-    from vgfc.files import _write_reason
+    from vgfc.files.outputs import _write_reason
 
     reason = "it is closed" if e.errno == errno.EBADF else _write_reason(e)
     _stdout_failed.append(reason)
@@ -273,8 +275,8 @@ def prepare_process() -> None:
     """Set up a command's process: standard streams that exist (a closed one is pointed at
     ``/dev/null``, so no file vgfc opens takes its number, and a closed standard output fails
     every write), write errors on standard output that are one line naming it, and SIGTERM,
-    SIGHUP, SIGQUIT that unwind like Ctrl-C (:func:`vgfc.files.interrupt_on_signals`)."""
-    from vgfc.files import interrupt_on_signals
+    SIGHUP, SIGQUIT that unwind like Ctrl-C (:func:`vgfc.files.interrupts.interrupt_on_signals`)."""
+    from vgfc.files.interrupts import interrupt_on_signals
 
     closed = []
     for fd in (0, 1, 2):
@@ -356,7 +358,7 @@ def run_command(command: click.Command, *, prepared: bool = False, **kwargs: Any
     """Run a click command as a process: :func:`prepare_process` (unless the quick path did it
     already: ``prepared``), the command, errors outside it (an interrupt while the arguments are
     parsed, ``--version`` to a full disk) as one line, :func:`finish_process`."""
-    from vgfc.files import Interrupted
+    from vgfc.files.interrupts import Interrupted
 
     if not prepared:
         prepare_process()
@@ -406,7 +408,7 @@ def emit(text: str, output: Path | None, inputs: tuple[Path, ...] = ()) -> None:
 
         click.echo(text, nl=not text.endswith("\n"))
     else:
-        from vgfc.files import write_atomically
+        from vgfc.files.outputs import write_atomically
 
         write_atomically(output, text.encode("utf-8"), inputs=inputs)
 

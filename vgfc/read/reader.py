@@ -74,9 +74,9 @@ _IDENTIFIER = b"TOSA"
 
 def load(path: str | os.PathLike[str]) -> Graph:
     """Read a ``.tosa`` file. Constant data stays a view of the memory-mapped file, opened as
-    every input is (:func:`vgfc.files.open_input`: a regular file; a FIFO or a device is refused,
-    never waited on or read without end)."""
-    from vgfc.files import map_input
+    every input is (:func:`vgfc.files.inputs.open_input`: a regular file; a FIFO or a device is
+    refused, never waited on or read without end)."""
+    from vgfc.files.inputs import map_input
 
     name = os.fspath(path)
     return loads(map_input(name, what="model"), source=name)

@@ -228,8 +228,9 @@ def _spec(
 
 def read_shader(kernel: Kernel, at: Location) -> tuple[bytes | None, str | None]:
     """A library kernel's shader file: (SPIR-V, None) or (None, source text), read through
-    :func:`vgfc.files.open_input` (the file may have changed since the library was loaded)."""
-    from vgfc.files import read_input, read_text
+    :func:`vgfc.files.inputs.open_input` (the file may have changed since the library was
+    loaded)."""
+    from vgfc.files.inputs import read_input, read_text
     from vgfc.limits import LIMITS
 
     shader = kernel.shader

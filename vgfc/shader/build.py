@@ -29,12 +29,13 @@ from collections.abc import Iterable
 
 from vgfc.diagnostics import InternalError, Location, ShaderError, VgfcError
 from vgfc.shader import cache
-from vgfc.shader.cache import CompiledShader, ShaderRequest
+from vgfc.shader.cache_entries import CompiledShader
+from vgfc.shader.cache_keys import ShaderRequest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.processes import Worker
-    from vgfc.shader.glslang import IncludeProbe
+    from vgfc.shader.includer import IncludeProbe
 
 __all__ = ["CompiledShader", "ShaderBuilds", "ShaderRequest", "build_shader"]
 

@@ -47,11 +47,11 @@ def _names(kind: str) -> dict[int, str]:
 def read_vgf(path: str | os.PathLike[str]) -> vgf.Model:
     """Read and decode a VGF file; malformed input raises :class:`InputError` naming the file.
 
-    The file is opened through :func:`vgfc.files.open_input` (a regular file, not a FIFO or a
+    The file is opened through :func:`vgfc.files.inputs.open_input` (a regular file, not a FIFO or a
     device); its header is read alone and every section it points at must lie inside the file
     before the rest is touched, and the rest is memory-mapped, not read: a sparse file of
     gigabytes with a bad header costs one small read."""
-    from vgfc.files import open_input, shown_path
+    from vgfc.files.inputs import open_input, shown_path
 
     name = shown_path(path)
     try:

@@ -48,8 +48,15 @@ NEVER = ("numpy", "flatbuffers", "tosa", "ml_dtypes", "yaml", "jsonschema", "ric
 START_UP = ("typing", "dataclasses", "inspect", "hashlib", "sysconfig")
 """What the command's own start-up left out (vgfc.record, vgfc.cli.quick, the shader cache's
 SHA-256): modules of the standard library that cost 3 to 12 ms each to import."""
-COMPILERS = ("vgfc.shader.glslang", "vgfc.spirv.spirv_tools", "vgfc.processes")
-"""vgfc's glslang and SPIRV-Tools bindings, and the worker processes glslang runs in."""
+COMPILERS = (
+    "vgfc.shader.glslang",
+    "vgfc.shader.glslang_abi",
+    "vgfc.shader.includer",
+    "vgfc.spirv.spirv_tools",
+    "vgfc.processes",
+)
+"""vgfc's glslang (its compile entry, its C interface, its includer) and SPIRV-Tools bindings,
+and the worker processes glslang runs in."""
 
 
 def _command(args: list[str], folder: Path, cache: Path) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""vgfc.files.open_input: the one way vgfc opens what it reads.
+"""vgfc.files.inputs.open_input: the one way vgfc opens what it reads.
 
 Only regular files are read; everything else is refused before it is opened (a FIFO would block
 ``open()`` for ever, ``/dev/zero`` never ends), sizes are checked with ``fstat`` before a byte is
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from vgfc.diagnostics import InputError, Location
-from vgfc.files import map_input, open_input, read_input, read_text
+from vgfc.files.inputs import map_input, open_input, read_input, read_text
 
 
 def refusal(path: str | Path, **how: object) -> str:

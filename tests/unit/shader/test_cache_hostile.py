@@ -11,14 +11,14 @@ import pytest
 from samples_module import SAMPLES_DIR
 
 from vgfc.compiler import compile_model
-from vgfc.shader import cache
+from vgfc.shader import cache, cache_entries, cache_keys
 
 MODEL = SAMPLES_DIR / "chain.tosa"
 """Two GLSL shaders between graph operators."""
 
 
 def _entries() -> list[Path]:
-    return sorted((cache.cache_dir() / f"v{cache.FORMAT}").iterdir())
+    return sorted((cache.cache_dir() / f"v{cache_keys.FORMAT}").iterdir())
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def _replace(entry: Path, how: str, tmp_path: Path) -> None:
         entry.mkdir()
     elif how == "sparse":
         with open(entry, "wb") as f:
-            f.truncate(cache.ENTRY_BYTES_MAX + 1)
+            f.truncate(cache_entries.ENTRY_BYTES_MAX + 1)
     elif how == "loop":
         entry.symlink_to(entry)
     elif how == "outside":
@@ -80,10 +80,10 @@ def test_an_include_that_became_a_fifo_makes_the_entry_stale(tmp_path: Path) -> 
     import hashlib
 
     sha = hashlib.sha256((include / "scale.glsl").read_bytes()).hexdigest()
-    assert cache._still(recorded, sha)
+    assert cache_entries._still(recorded, sha)
     (include / "scale.glsl").unlink()
     os.mkfifo(include / "scale.glsl")
-    assert not cache._still(recorded, sha)  # and it returned: the FIFO was never read
+    assert not cache_entries._still(recorded, sha)  # and it returned: the FIFO was never read
 
 
 def test_a_planted_link_never_redirects_a_store(
@@ -126,7 +126,7 @@ def test_clear_says_what_it_could_not_remove(
     real = Path.unlink
 
     def refuse(self: Path, missing_ok: bool = False) -> None:
-        if self.parent.name == f"v{cache.FORMAT}":
+        if self.parent.name == f"v{cache_keys.FORMAT}":
             raise PermissionError(13, "Permission denied")
         real(self, missing_ok)
 

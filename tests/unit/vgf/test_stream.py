@@ -22,7 +22,7 @@ from vgf_models import RICH
 from vgfc.compiler import Options, compile_model
 from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import DType
-from vgfc.files import write_atomically
+from vgfc.files.outputs import write_atomically
 from vgfc.ir import Data
 from vgfc.record import replace
 from vgfc.spirv.tensors import constant_buffer, constant_bytes

@@ -1,7 +1,7 @@
 """Reading ``--kernels`` values (a bundled library's name, or a file) into checked
 :class:`~vgfc.resolve.library.records.Library` records.
 
-A library is read through :func:`vgfc.files.read_text` (a regular file of at most
+A library is read through :func:`vgfc.files.inputs.read_text` (a regular file of at most
 ``library_bytes_max`` bytes), parsed and validated (:mod:`vgfc.resolve.library.yaml_front`),
 then each operator is checked and built (:mod:`vgfc.resolve.library.read_entry`).
 """
@@ -32,7 +32,7 @@ def load_library(
 
     ``include_dirs``: the folders the user names with ``-I``, where the library's shader files
     and include folders may lie besides its own folder."""
-    from vgfc.files import read_text, shown_path
+    from vgfc.files.inputs import read_text, shown_path
 
     file = Path(path)
     shown = shown or shown_path(path)

@@ -143,7 +143,7 @@ class KernelReader(SectionReader):
         try:
             info = os.stat(path)
         except OSError as e:
-            from vgfc.files import _reason
+            from vgfc.files.inputs import _reason
 
             if e.errno == errno.ENOENT:
                 raise self.fail(
@@ -155,7 +155,7 @@ class KernelReader(SectionReader):
                 raise self.fail(f"{quote(raw)}: not a folder (relative to the library)", at)
             return path
         if not stat.S_ISREG(info.st_mode):
-            from vgfc.files import _kind
+            from vgfc.files.inputs import _kind
 
             raise self.fail(f"{quote(raw)}: {_kind(info.st_mode)}, not a regular file", at)
         if info.st_size > LIMITS.shader_file_bytes_max:

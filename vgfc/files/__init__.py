@@ -1,0 +1,8 @@
+"""How vgfc reads its inputs and writes its outputs, when either may be anything.
+
+:mod:`vgfc.files.inputs` opens what vgfc reads (a regular file of a bounded size; never a FIFO,
+a device or a symlink loop), :mod:`vgfc.files.outputs` writes what it makes (atomically, never
+through anything but a regular file), and :mod:`vgfc.files.interrupts` turns the signals that
+end a command into :class:`~vgfc.files.interrupts.Interrupted` without cutting a rename short.
+Import from those modules.
+"""
