@@ -36,9 +36,10 @@ from vgfc.record import record, replace
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.ir import ShaderSpec
-    from vgfc.resolve.library import Library
+    from vgfc.resolve.bind import Binding
+    from vgfc.resolve.library import Entry, Library
 
-__all__ = ["Resolution", "resolve"]
+__all__ = ["Resolution", "bind_entry", "resolve"]
 
 
 @record
@@ -197,7 +198,19 @@ def _bind(
             return spec, None
     if entry is None:
         raise UnsupportedError(_unknown(domain, name, libraries), op.where(graph.source))
+    binding = bind_entry(op, graph, entry, auto_convert=auto_convert)
+    return None, _Bound(
+        binding.operators, dict(binding.tensors), entry.label, binding.kernel, binding.warnings
+    )
+
+
+def bind_entry(op: Operator, graph: Graph, entry: Entry, *, auto_convert: bool = True) -> Binding:
+    """Bind the custom op ``op`` of ``graph`` to the kernel-library ``entry`` as :func:`resolve`
+    does: the entry's expansion or kernel with its conversions, each shader op of it held to
+    the resource layout contract and reading no constant or variable. Raises
+    :class:`VgfcError`."""
     from vgfc.resolve.bind import bind_op
+    from vgfc.resolve.contract import check_contract
 
     binding = bind_op(op, graph, entry, auto_convert=auto_convert)
     after = replace(graph, tensors={**graph.tensors, **binding.tensors})
@@ -207,9 +220,7 @@ def _bind(
             plain = replace(added, origin=None)
             check_contract(added.shader, plain, after)
             _check_operands(plain, after)
-    return None, _Bound(
-        binding.operators, dict(binding.tensors), entry.label, binding.kernel, binding.warnings
-    )
+    return binding
 
 
 def _unknown(domain: str, name: str, libraries: Sequence[Library]) -> str:

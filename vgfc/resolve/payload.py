@@ -7,6 +7,7 @@ as the payload the reference converter and every other consumer read: the compil
 (base64), the entry point, the workgroup counts, and per operand its binding, set, descriptor
 type, format, kind and sampler. :func:`shader_payload` writes it, and a test holds it to the
 parser: ``parse(shader_payload(spec)) == spec`` for what a payload can say.
+:func:`standalone_payload` runs the whole way for one bound op: compile, write, read back, check.
 """
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ import base64
 import json
 from typing import Any
 
-from vgfc.ir import IMAGE_DESCRIPTORS, ShaderSpec
+from vgfc.ir import CUSTOM_SHADER_DOMAIN, IMAGE_DESCRIPTORS, Graph, Operator, ShaderSpec
+from vgfc.record import replace
 
-__all__ = ["payload_bytes", "shader_payload"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vgfc.diagnostics import Diagnostic
+    from vgfc.shader.options import CompileOptions
+
+__all__ = ["payload_bytes", "shader_payload", "standalone_payload"]
 
 _KINDS = {"image": "Image", "tensor": "Tensor", "buffer": "Buffer"}
 """``*_type`` values as ExecuTorch writes (and its runtime compares) them."""
@@ -64,3 +71,27 @@ def payload_bytes(payload: dict[str, Any]) -> bytes:
     """The payload as the bytes a ``CustomAttribute`` holds: UTF-8 JSON, keys sorted, so that
     the same op always gives the same bytes."""
     return json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def standalone_payload(
+    op: Operator, graph: Graph, operator_name: str, options: CompileOptions | None = None
+) -> tuple[bytes, tuple[Diagnostic, ...]]:
+    """The bound shader op ``op`` of ``graph`` as the ``implementation_attrs`` of a
+    ``com.arm.VulkanCustomShader`` op named ``operator_name`` that stands alone: compiled,
+    validated and cross-checked by vgfc (:func:`vgfc.lower.shader.lower_shader`, through the
+    shader cache), complete (SPIR-V, bindings, formats, samplers, workgroup counts), and read
+    back by vgfc's own parser and held to the resource layout contract as the op it was written
+    from. Returns the payload and the compile's warnings. Raises :class:`VgfcError`."""
+    from vgfc.lower.shader import lower_shader
+    from vgfc.resolve.attrs import parse_shader_spec
+    from vgfc.resolve.contract import check_contract
+
+    spec = op.shader
+    assert spec is not None
+    module = lower_shader(spec, op, graph, options)
+    assert module.spirv is not None
+    payload = payload_bytes(shader_payload(spec, module.spirv, module.dispatch))
+    attrs = {"domain_name": CUSTOM_SHADER_DOMAIN, "operator_name": operator_name}
+    written = replace(op, attrs={**attrs, "implementation_attrs": payload}, shader=None)
+    check_contract(parse_shader_spec(written, graph), written, graph)
+    return payload, module.warnings

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from vgfc.diagnostics import UnsupportedError
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, DType, Graph, Operator, Tensor, Version
 from vgfc.lower.shader import lower_shader
 from vgfc.record import replace
+from vgfc.resolve import bind_entry
 from vgfc.resolve.attrs import parse_shader_spec
 from vgfc.resolve.bind import bind_op
 from vgfc.resolve.library import load_libraries
-from vgfc.resolve.payload import payload_bytes, shader_payload
+from vgfc.resolve.payload import payload_bytes, shader_payload, standalone_payload
 
 ROOT = Path(__file__).resolve().parents[3]
 LIBRARY = ROOT / "samples" / "pytorch" / "my_ops.yaml"
@@ -75,3 +78,30 @@ def test_the_same_op_gives_the_same_bytes() -> None:
     again = payload_bytes(shader_payload(op.shader, module.spirv, module.dispatch))
     assert first == again
     assert first.startswith(b"{") and b" " not in first
+
+
+def test_a_standalone_payload_is_the_bound_op_compiled_written_and_read_back() -> None:
+    op, graph = _bound("upsample2x", (1, 4, 6, 5))
+    assert op.shader is not None
+    payload, warnings = standalone_payload(op, graph, "my_ops.upsample2x")
+    module = lower_shader(op.shader, op, graph)
+    assert module.spirv is not None
+    assert payload == payload_bytes(shader_payload(op.shader, module.spirv, module.dispatch))
+    assert warnings == module.warnings
+    attrs = {"domain_name": CUSTOM_SHADER_DOMAIN, "operator_name": "my_ops.upsample2x"}
+    written = replace(op, attrs={**attrs, "implementation_attrs": payload}, shader=None)
+    assert parse_shader_spec(written, graph).workgroup_counts == module.dispatch
+
+
+def test_bind_entry_holds_the_bound_shader_to_what_resolve_does() -> None:
+    (library,) = load_libraries([LIBRARY])
+    entry = library.find("my_ops", "swish")
+    assert entry is not None
+    x = Tensor("x", (1, 4, 6, 5), DType.FP32, data=np.zeros((1, 4, 6, 5), np.float32))
+    tensors = {"x": x, "y": Tensor("y", (1, 4, 6, 5), DType.FP32)}
+    attrs = {"domain_name": "my_ops", "operator_name": "swish", "implementation_attrs": b""}
+    op = Operator(0, "CUSTOM", ("x",), ("y",), attrs)
+    graph = Graph(tensors, (op,), (), ("y",), Version(1, 0, 0, False), "test")
+    bind_op(op, graph, entry, auto_convert=True)  # binding alone takes it
+    with pytest.raises(UnsupportedError, match="reads a constant directly"):
+        bind_entry(op, graph, entry)
