@@ -81,7 +81,7 @@ def entry_line(lib: Library, kernel: bool) -> int:
 def test_a_library_kernels_shader_error_carries_the_kernel_as_data(tmp_path: Path) -> None:
     lib = load_library(kernel_library(tmp_path, "x[i] +"))
     with pytest.raises(ShaderError) as e:
-        compile_model(model(tmp_path), Options(libraries=(lib,)))
+        compile_model(model(tmp_path), Options(kernels=(str(lib.path),)))
     where = e.value.location
     assert where.origin == Origin(
         "kernel",
@@ -124,7 +124,7 @@ def test_a_kernels_keys_are_shown_as_the_librarys() -> None:
 
 def test_composed_ops_and_inserted_conversions_carry_their_origin(tmp_path: Path) -> None:
     lib = load_library(compose_library(tmp_path))
-    result = compile_model(model(tmp_path), Options(libraries=(lib,)))
+    result = compile_model(model(tmp_path), Options(kernels=(str(lib.path),)))
     assert result.graph is not None
     (add,) = [op for op in result.graph.operators if op.op == "ADD"]
     assert add.origin == Origin("compose", "test/Op", lib.shown, entry_line(lib, kernel=False))
@@ -138,7 +138,7 @@ def test_composed_ops_and_inserted_conversions_carry_their_origin(tmp_path: Path
     folder.mkdir()
     arg_meta = "        arg_meta: {x: [FP32], y: [FP32]}\n"
     lib = load_library(kernel_library(folder, "x[i]", arg_meta))
-    result = compile_model(model(folder, "FP16"), Options(libraries=(lib,)))
+    result = compile_model(model(folder, "FP16"), Options(kernels=(str(lib.path),)))
     assert result.graph is not None
     casts = [op for op in result.graph.operators if op.op == "CAST"]
     assert casts and all(op.origin is not None for op in casts)
