@@ -155,7 +155,7 @@ def reference_model() -> None:
 def lib() -> object:
     """The test kernel library, ``tests/data/kernels/ops.yaml`` (read once: a Library is
     immutable)."""
-    from vgfc.resolve.library import load_library
+    from vgfc.resolve.library.load import load_library
 
     return load_library(DATA / "kernels" / "ops.yaml")
 

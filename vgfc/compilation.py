@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from vgfc.ir import Graph
     from vgfc.lower import LoweredModule
     from vgfc.partition import Plan
-    from vgfc.resolve.library import Library
+    from vgfc.resolve.library.records import Library
     from vgfc.vgf.model import Model
 
 __all__ = ["Compilation", "Options", "Sink", "ToBytes", "ToFile", "ToStream", "make_options"]

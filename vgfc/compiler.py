@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
     from vgfc.files.outputs import Staged
-    from vgfc.resolve.library import Library
+    from vgfc.resolve.library.records import Library
 
 __all__ = [
     "PIPELINE",
@@ -100,7 +100,7 @@ def _resolve(done: Compilation, request: Request) -> Produced:
     options = request.options
     libraries: tuple[Library, ...] = ()
     if options.kernels:
-        from vgfc.resolve.library import load_libraries
+        from vgfc.resolve.library.load import load_libraries
 
         # A library's shader files and include folders may also lie in the -I folders.
         libraries = load_libraries(options.kernels, include_dirs=options.shader.include_dirs)

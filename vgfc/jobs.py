@@ -14,7 +14,7 @@ from vgfc.record import record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.compilation import Options
-    from vgfc.resolve.library import Library
+    from vgfc.resolve.library.records import Library
 
 __all__ = ["Job", "check_arguments", "check_outputs", "input_files", "plan_jobs"]
 
@@ -143,7 +143,7 @@ def input_files(
     one of them."""
     files = [Path(source)]
     if options.kernels:
-        from vgfc.resolve.library import library_file
+        from vgfc.resolve.library.load import library_file
 
         files.extend(library_file(name) for name in options.kernels)
     for library in libraries:

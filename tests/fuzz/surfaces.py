@@ -86,7 +86,7 @@ def run_library(path: str | os.PathLike[str], deadline_s: float = DEADLINE_S) ->
     from vgfc.cli.kernels_check import check_library
     from vgfc.compiler import Options, compile_model
     from vgfc.diagnostics import ErrorKind, VgfcError
-    from vgfc.resolve.library import load_library
+    from vgfc.resolve.library.load import load_library
     from vgfc.shader.options import CompileOptions
 
     name = os.fspath(path)

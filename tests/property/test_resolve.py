@@ -37,7 +37,8 @@ from vgfc.partition import partition, program_order_count
 from vgfc.resolve import resolve
 from vgfc.resolve.attrs import parse_shader_spec
 from vgfc.resolve.attrs_schema import conforms
-from vgfc.resolve.library import Library, load_library
+from vgfc.resolve.library.load import load_library
+from vgfc.resolve.library.records import Library
 from vgfc.schema import load_schema
 from vgfc.verify import topological_order, verify
 

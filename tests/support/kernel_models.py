@@ -24,7 +24,8 @@ from vgfc.compiler import Compilation, Options, compile_model
 from vgfc.dtypes import numpy_dtype
 from vgfc.ir import Graph, Operator
 from vgfc.partition import PartitionKind
-from vgfc.resolve.library import Library, load_library
+from vgfc.resolve.library.load import load_library
+from vgfc.resolve.library.records import Library
 
 KERNELS = DATA / "kernels"
 OPS = KERNELS / "ops.yaml"

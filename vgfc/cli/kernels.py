@@ -44,7 +44,7 @@ def kernels(
 
     from vgfc.cli.kernels_check import check_library
     from vgfc.cli.tables import word_table
-    from vgfc.resolve.library import load_libraries
+    from vgfc.resolve.library.load import load_libraries
 
     loaded = load_libraries(libraries, include_dirs=options.shader.include_dirs)
     errors = 0

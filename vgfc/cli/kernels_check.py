@@ -24,7 +24,8 @@ from typing import Any
 from vgfc.diagnostics import Diagnostic, Location, Severity, VgfcError
 from vgfc.record import record, replace
 from vgfc.resolve.expr import ExprError, LimitError
-from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, Library, dispatch_size
+from vgfc.resolve.library.records import DIMENSIONS, Entry, Kernel, Library
+from vgfc.resolve.library.values import dispatch_size
 
 __all__ = ["KernelCheck", "check_library"]
 
@@ -72,7 +73,7 @@ def _check_compose(entry: Entry) -> tuple[str, str] | None:
     range, NaN into an integer type, a shape too large, an attribute of the wrong kind."""
     from vgfc.dtypes import DType
     from vgfc.resolve.compose_check import kind_problem
-    from vgfc.resolve.library import build_constant
+    from vgfc.resolve.library.values import build_constant
     from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, signature
 
     compose = entry.compose

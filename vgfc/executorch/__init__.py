@@ -73,7 +73,7 @@ def load(
     an entry whose schema disagrees with its parameters, inputs or outputs, or one that cannot
     be a PyTorch op; each message names ``lib.yaml:LINE`` and the entry."""
     from vgfc.compilation import make_options
-    from vgfc.resolve.library import load_libraries
+    from vgfc.resolve.library.load import load_libraries
 
     # Shaders compile in this process: ExecuTorch's export runs many threads, and a worker
     # process forked from it would start with their locks held.

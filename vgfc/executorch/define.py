@@ -18,7 +18,7 @@ from vgfc.executorch.plan import plan_call
 from vgfc.record import replace
 
 if TYPE_CHECKING:
-    from vgfc.resolve.library import Entry
+    from vgfc.resolve.library.records import Entry
 
 __all__ = ["define"]
 

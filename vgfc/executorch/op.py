@@ -18,7 +18,7 @@ from vgfc.ir import DType, Tensor
 from vgfc.record import record
 
 if TYPE_CHECKING:
-    from vgfc.resolve.library import Entry
+    from vgfc.resolve.library.records import Entry
 
 __all__ = ["DEFINED", "DTYPES", "TORCH", "TorchOp", "current", "operands", "outputs"]
 

@@ -25,7 +25,7 @@ from vgfc.record import record, replace
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
-    from vgfc.resolve.library import Entry
+    from vgfc.resolve.library.records import Entry
 
 __all__ = ["OPTIONS", "PAYLOADS", "Plan", "plan_call"]
 

@@ -27,7 +27,7 @@ from vgfc.vulkan_names import FormatInfo, format_info
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from vgfc.resolve.library import Kernel
+    from vgfc.resolve.library.records import Kernel
 
 __all__ = ["check_elements", "check_kernel_elements", "code_name"]
 

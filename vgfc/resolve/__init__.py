@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.ir import ShaderSpec
     from vgfc.resolve.bind import Binding
-    from vgfc.resolve.library import Entry, Library
+    from vgfc.resolve.library.records import Entry, Library
 
 __all__ = ["Resolution", "bind_entry", "resolve"]
 

@@ -26,7 +26,8 @@ from vgfc.resolve.compose import expand
 from vgfc.resolve.convert import Names, converted
 from vgfc.resolve.expr import ExprError
 from vgfc.resolve.infer import check_inferred, infer_outputs
-from vgfc.resolve.library import DIMENSIONS, Entry, Kernel, dispatch_size
+from vgfc.resolve.library.records import DIMENSIONS, Entry, Kernel
+from vgfc.resolve.library.values import dispatch_size
 from vgfc.resolve.params import ParamError, decode_params
 from vgfc.resolve.select import View, lossy_warnings, select_kernel
 

@@ -17,7 +17,8 @@ from vgfc.ir import Data, Graph, Operator, Tensor
 from vgfc.resolve.convert import Names, added_op
 from vgfc.resolve.expr import Expr, ExprError
 from vgfc.resolve.infer import evaluate_rule
-from vgfc.resolve.library import Constant, Entry, build_constant
+from vgfc.resolve.library.records import Constant, Entry
+from vgfc.resolve.library.values import build_constant
 
 __all__ = ["expand"]
 

@@ -34,7 +34,7 @@ from vgfc.record import record, replace
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.diagnostics import Origin
-    from vgfc.resolve.library import Entry
+    from vgfc.resolve.library.records import Entry
     from vgfc.resolve.select import View
 
 __all__ = ["TO_NCHW", "TO_NHWC", "Names", "added_op", "cancel_inverse_pairs", "converted"]

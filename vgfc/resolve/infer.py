@@ -15,7 +15,7 @@ from vgfc.diagnostics import InputError, Location
 from vgfc.dtypes import DType
 from vgfc.ir import Graph, Operator, Tensor
 from vgfc.resolve.expr import ExprError
-from vgfc.resolve.library import Entry, TensorRule
+from vgfc.resolve.library.records import Entry, TensorRule
 
 __all__ = ["check_inferred", "evaluate_rule", "infer_outputs"]
 

@@ -26,7 +26,7 @@ import numpy as np
 from vgfc.diagnostics import InputError, Location
 from vgfc.ir import Array, Tensor
 from vgfc.limits import quote
-from vgfc.resolve.library import Entry
+from vgfc.resolve.library.records import Entry
 
 __all__ = ["call_reference", "load_reference"]
 

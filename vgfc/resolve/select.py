@@ -33,7 +33,7 @@ from vgfc.dtypes import DType, numpy_dtype
 from vgfc.ir import IMAGE_DESCRIPTORS, Tensor
 from vgfc.record import field, record
 from vgfc.resolve.convert import TO_NCHW, TO_NHWC
-from vgfc.resolve.library import Entry, Kernel
+from vgfc.resolve.library.records import Entry, Kernel
 
 __all__ = ["View", "loses_information", "lossy_warnings", "select_kernel"]
 

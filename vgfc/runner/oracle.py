@@ -35,7 +35,7 @@ from vgfc.partition import PartitionKind
 from vgfc.record import record, replace
 
 if TYPE_CHECKING:
-    from vgfc.resolve.library import Entry, Library
+    from vgfc.resolve.library.records import Entry, Library
     from vgfc.runner.coverage import Unwritten
     from vgfc.runner.numeric import Comparison
 

@@ -29,7 +29,7 @@ from tosa_factory import Op, T
 
 from vgfc.diagnostics import InputError
 from vgfc.dtypes import DType
-from vgfc.resolve.library import Library
+from vgfc.resolve.library.records import Library
 from vgfc.verify import verify
 
 

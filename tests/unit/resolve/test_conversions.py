@@ -26,7 +26,7 @@ from kernel_models import (
 )
 
 from vgfc.diagnostics import UnsupportedError
-from vgfc.resolve.library import Library
+from vgfc.resolve.library.records import Library
 
 
 def test_an_nhwc_kernel_on_an_nchw_graph_runs_between_transposes(

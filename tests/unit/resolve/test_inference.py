@@ -19,7 +19,7 @@ from kernel_models import (
 from tosa_factory import Op, T
 
 from vgfc.diagnostics import InputError
-from vgfc.resolve.library import Library
+from vgfc.resolve.library.records import Library
 
 
 @pytest.mark.parametrize(

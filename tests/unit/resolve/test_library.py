@@ -24,8 +24,7 @@ from tosa_factory import T, build, custom
 from vgfc.cli.kernels_check import check_library
 from vgfc.diagnostics import InputError
 from vgfc.dtypes import DType
-from vgfc.resolve.library import load_libraries, load_library
-from vgfc.resolve.library.load import MAX_LIBRARY_BYTES
+from vgfc.resolve.library.load import MAX_LIBRARY_BYTES, load_libraries, load_library
 
 KERNELS = DATA / "kernels"
 OPS = KERNELS / "ops.yaml"

@@ -16,7 +16,7 @@ import pytest
 from paths import SAMPLES_DIR
 
 from vgfc.diagnostics import InputError
-from vgfc.resolve.library import load_library
+from vgfc.resolve.library.load import load_library
 
 SAMPLE = SAMPLES_DIR / "kernels"
 TEXT = (SAMPLE / "example_ops.yaml").read_text()

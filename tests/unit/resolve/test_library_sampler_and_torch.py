@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vgfc.diagnostics import InputError
-from vgfc.resolve.library import load_library
+from vgfc.resolve.library.load import load_library
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "samples" / "pytorch"

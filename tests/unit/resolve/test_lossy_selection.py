@@ -17,7 +17,7 @@ from tosa_factory import T, build, custom
 from vgfc.compiler import Options, compile_model
 from vgfc.diagnostics import Severity, VgfcError
 from vgfc.dtypes import DType, numpy_dtype
-from vgfc.resolve.library import load_library
+from vgfc.resolve.library.load import load_library
 from vgfc.resolve.select import loses_information
 
 SHADER = """#version 450

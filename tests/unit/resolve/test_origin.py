@@ -13,7 +13,8 @@ from tosa_factory import T, build, custom
 
 from vgfc.compiler import Options, compile_model
 from vgfc.diagnostics import Location, Origin, ShaderError
-from vgfc.resolve.library import Library, load_library
+from vgfc.resolve.library.load import load_library
+from vgfc.resolve.library.records import Library
 
 SHADER = """#version 450
 layout(local_size_x = 16) in;

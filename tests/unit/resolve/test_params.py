@@ -20,7 +20,7 @@ from kernel_models import (
 )
 
 from vgfc.diagnostics import InputError
-from vgfc.resolve.library import Library
+from vgfc.resolve.library.records import Library
 from vgfc.resolve.params import ParamError, Params, decode_params
 
 

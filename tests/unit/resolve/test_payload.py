@@ -16,7 +16,7 @@ from vgfc.record import replace
 from vgfc.resolve import bind_entry
 from vgfc.resolve.attrs import parse_shader_spec
 from vgfc.resolve.bind import bind_op
-from vgfc.resolve.library import load_libraries
+from vgfc.resolve.library.load import load_libraries
 from vgfc.resolve.payload import payload_bytes, shader_payload, standalone_payload
 
 ROOT = Path(__file__).resolve().parents[3]

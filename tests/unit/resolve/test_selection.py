@@ -25,7 +25,7 @@ from tosa_factory import SHADER_DOMAIN, T, custom
 
 from vgfc.diagnostics import UnsupportedError
 from vgfc.dtypes import DType
-from vgfc.resolve.library import Library
+from vgfc.resolve.library.records import Library
 
 
 @pytest.mark.parametrize(

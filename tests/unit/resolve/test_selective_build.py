@@ -25,7 +25,8 @@ from kernel_models import (
 from tosa_factory import Op, T
 
 from vgfc.diagnostics import VgfcError
-from vgfc.resolve.library import Library, load_library
+from vgfc.resolve.library.load import load_library
+from vgfc.resolve.library.records import Library
 
 
 @pytest.fixture

@@ -20,45 +20,5 @@ The package's modules, each with one concern:
   validated data and building entries, by the section of an operator they read;
 - :mod:`~vgfc.resolve.library.values`: dispatch sizes and composed-op constants under a scope.
 
-This module re-exports the public names, so ``from vgfc.resolve.library import Library`` works.
+Import from those modules.
 """
-
-from __future__ import annotations
-
-from vgfc.resolve.library.load import bundled_path, library_file, load_libraries, load_library
-from vgfc.resolve.library.records import (
-    BUNDLED,
-    DIMENSIONS,
-    ArgMeta,
-    Compose,
-    ComposeOp,
-    Constant,
-    Entry,
-    Kernel,
-    Library,
-    Resource,
-    Shader,
-    TensorRule,
-)
-from vgfc.resolve.library.values import build_constant, dispatch_size
-
-__all__ = [
-    "BUNDLED",
-    "DIMENSIONS",
-    "ArgMeta",
-    "Compose",
-    "ComposeOp",
-    "Constant",
-    "Entry",
-    "Kernel",
-    "Library",
-    "Resource",
-    "Shader",
-    "TensorRule",
-    "build_constant",
-    "bundled_path",
-    "dispatch_size",
-    "library_file",
-    "load_libraries",
-    "load_library",
-]
