@@ -41,6 +41,7 @@ __all__ = [
     "UsageError",
     "check_value",
     "compile_values",
+    "flag",
     "options_of",
 ]
 
@@ -260,13 +261,24 @@ OPTIONS: tuple[Option, ...] = (
         "shader_timeout",
         ("--shader-timeout",),
         "Seconds one GLSL/HLSL shader may take to compile (default 5). Each compiles in "
-        "a worker process that is killed when the time is up and may use at most 2 GiB more "
-        "memory; 0: no limits, compiled in vgfc's own process.",
+        "a worker process that is killed when the time is up and may use at most "
+        "--shader-memory more memory; 0: no limits, compiled in vgfc's own process.",
         kind="seconds",
         default=5.0,
         metavar="SECONDS",
         commands=_SHADING,
         into="shader.timeout",
+    ),
+    Option(
+        "shader_memory",
+        ("--shader-memory",),
+        "MiB of memory the worker compiling one GLSL/HLSL shader may add (default 2048); "
+        "0: no cap. A shader that needs more fails with an error that says so.",
+        kind="count",
+        default=2048,
+        metavar="MIB",
+        commands=_SHADING,
+        into="shader.memory_mib",
     ),
     Option(
         "cache",
@@ -294,6 +306,11 @@ def options_of(command: str, *, compiling: bool | None = None) -> tuple[Option, 
         for o in OPTIONS
         if command in o.commands and (compiling is None or compiling == (o.into is not None))
     )
+
+
+def flag(name: str) -> str:
+    """The long flag of option ``name``, for messages that tell the user which one to change."""
+    return next(o.flags[-1] for o in OPTIONS if o.name == name)
 
 
 def compile_values(command: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -325,6 +342,10 @@ def check_value(option: Option, value: Any) -> Any:
     if kind == "choice":
         if value not in option.choices:
             raise UsageError(f"{name} must be one of {', '.join(option.choices)}, not {value!r}")
+        return value
+    if kind == "count":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise UsageError(f"{name} must be a whole number, 0 or more, not {value!r}")
         return value
     if kind == "seconds":
         try:

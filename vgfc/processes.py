@@ -76,6 +76,8 @@ class Labels:
     """The option that sets the deadline: ``--shader-timeout``."""
     error: type[VgfcError]
     """The error a missed deadline, a crash or running out of memory raises."""
+    memory: str = ""
+    """The option that sets the memory cap, if one does: ``--shader-memory``."""
 
 
 class Worker:
@@ -350,7 +352,8 @@ def _out_of_memory(labels: Labels, memory: int) -> str:
     if not memory:
         return f"{labels.work} ran out of memory"
     size = f"{memory / (1 << 30):g} GiB" if memory >= 1 << 30 else f"{memory / (1 << 20):g} MiB"
-    return f"{labels.work} exceeded its memory limit ({size})"
+    option = f", {labels.memory}" if labels.memory else ""
+    return f"{labels.work} exceeded its memory limit ({size}{option})"
 
 
 _PR_SET_PDEATHSIG = 1

@@ -86,9 +86,11 @@ def _convert(kind: str, value: str, choices: tuple[str, ...]) -> Any:
         except ValueError:
             return None
         return None if math.isnan(seconds) or seconds < 0 else seconds
+    if kind == "count":
+        return int(value) if value.isdigit() and value.isascii() else None
     if kind in ("names", "defines"):
         return value
-    return None  # -d, -j: batch mode, which click parses
+    return None  # -d: batch mode, which click parses
 
 
 def parse_compile(args: list[str]) -> dict[str, Any] | None:

@@ -28,18 +28,13 @@ from array import array
 from typing import NamedTuple
 
 from vgfc.diagnostics import InternalError, ShaderError, did_you_mean
+from vgfc.options import flag
 from vgfc.processes import Labels, Worker
 from vgfc.shader.glslang_abi import LOCK, SET_ENTRY_POINT, Input, Library, SpvOptions, library
 from vgfc.shader.includer import IncludeProbe, Includer
-from vgfc.shader.options import (
-    DEFAULT_MEMORY_LIMIT,
-    DEFAULT_TIMEOUT,
-    CompileOptions,
-    Language,
-)
+from vgfc.shader.options import DEFAULT_TIMEOUT, CompileOptions, Language
 
 __all__ = [
-    "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_OPTIONS",
     "DEFAULT_TIMEOUT",
     "LABELS",
@@ -74,7 +69,13 @@ def _load() -> None:
         library()
 
 
-LABELS = Labels("shader compilation", "shader compiler", "--shader-timeout", ShaderError)
+LABELS = Labels(
+    "shader compilation",
+    "shader compiler",
+    flag("shader_timeout"),
+    ShaderError,
+    flag("shader_memory"),
+)
 """How a shader compiler worker's failures read."""
 
 
@@ -111,7 +112,7 @@ def compile_shader(
     Errors raise :class:`ShaderError` with the shader's own line numbers, e.g.
     ``GLSL compilation failed: 12: 'foo' : undeclared identifier``; so do a compilation that
     takes longer than ``options.timeout`` (``shader compilation exceeded 5 s``) or more memory
-    than ``options.memory_limit``.
+    than ``options.memory_mib``.
     """
     return compile_recorded(source, language, entry_point, options).spirv
 
@@ -133,7 +134,7 @@ def compile_recorded(
     if 0 < options.timeout < math.inf:
         args = (source, language, entry_point, options, debug_info)
         result: Compiled = (worker or _WORKER).run(
-            _compile, args, options.timeout, options.memory_limit
+            _compile, args, options.timeout, options.memory_mib << 20
         )
         return result
     return _compile(source, language, entry_point, options, debug_info)

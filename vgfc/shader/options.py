@@ -12,12 +12,10 @@ import enum
 from vgfc.options import DEFAULTS
 from vgfc.record import record
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "DEFAULT_TIMEOUT", "CompileOptions", "Language"]
+__all__ = ["DEFAULT_TIMEOUT", "CompileOptions", "Language"]
 
 DEFAULT_TIMEOUT: float = DEFAULTS["shader_timeout"]
 """Seconds one shader may take to compile (``--shader-timeout``); ordinary ones take 1-2 ms."""
-DEFAULT_MEMORY_LIMIT = 2 << 30
-"""Bytes of address space compiling one shader may add (2 GiB); ordinary ones need a few MiB."""
 
 
 class Language(enum.Enum):
@@ -42,9 +40,10 @@ class CompileOptions:
     timeout: float = DEFAULT_TIMEOUT
     """Seconds the compilation may take: it runs in a worker process, killed when the time is
     up. ``0`` (or infinity): no limit, compiled in this process."""
-    memory_limit: int = DEFAULT_MEMORY_LIMIT
-    """Bytes of address space the worker may add while compiling (``RLIMIT_AS``, Linux only);
-    ``0``: no cap. Applies only with a ``timeout``."""
+    memory_mib: int = DEFAULTS["shader_memory"]
+    """MiB of address space the worker may add while compiling (``RLIMIT_AS``, Linux only;
+    ``--shader-memory``); ``0``: no cap. Ordinary shaders need a few. Applies only with a
+    ``timeout``."""
     cache: bool = DEFAULTS["cache"]
     """Look compiled shaders up in, and add them to, the on-disk shader cache
     (:mod:`vgfc.shader.cache`; ``--no-cache`` turns it off). :func:`compile_shader` itself never

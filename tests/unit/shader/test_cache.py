@@ -155,7 +155,7 @@ def test_timeout_and_memory_cap_are_not_part_of_the_key(tmp_path: Path, compiles
     path = model(tmp_path, attrs())
     first = vgf(path)
     assert vgf(path, timeout=0) == first
-    assert vgf(path, timeout=1.5, memory_limit=1 << 30) == first
+    assert vgf(path, timeout=1.5, memory_mib=1024) == first
     assert compiles.count == 1
 
 

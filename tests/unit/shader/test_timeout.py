@@ -171,12 +171,30 @@ def test_memory_bomb_stops_at_the_cap() -> None:
     # Each level doubles the parse tree: 2^20 additions take about 800 MB.
     defines = ["#define A0 1.0"] + [f"#define A{i} (A{i - 1} + A{i - 1})" for i in range(1, 21)]
     source = "#version 450\n" + "\n".join(defines) + "\n" + GLSL_BODY.replace("x[i]", "A20")
-    options = CompileOptions(timeout=60, memory_limit=64 << 20)
+    options = CompileOptions(timeout=60, memory_mib=64)
     with pytest.raises(
-        ShaderError, match=r"^shader compilation exceeded its memory limit \(64 MiB\)$"
+        ShaderError,
+        match=r"^shader compilation exceeded its memory limit \(64 MiB, --shader-memory\)$",
     ):
         compile_shader(source, Language.GLSL, "main", options)
     assert compile_shader("#version 450\n" + GLSL_BODY, Language.GLSL, "main", options)
+
+
+@linux_only
+def test_shader_memory_caps_the_compile_on_the_command_line(cli, tmp_path: Path) -> None:
+    # Each level doubles the parse tree: 2^20 additions take about 800 MB.
+    defines = ["#define A0 1.0"] + [f"#define A{i} (A{i - 1} + A{i - 1})" for i in range(1, 21)]
+    source = "#version 450\n" + "\n".join(defines) + "\n" + GLSL_BODY.replace("x[i]", "A20")
+    path = model(tmp_path, attrs(source))
+    args = ("--shader-timeout", "60", "--no-cache")
+    run = cli("compile", str(path), "--shader-memory", "64", *args)
+    assert run.code == 1
+    assert run.err.splitlines() == [
+        f"error: {path}: {where(1)}: shader_code: shader compilation exceeded its memory limit "
+        "(64 MiB, --shader-memory)"
+    ]
+    assert list(tmp_path.iterdir()) == [path]  # nothing written
+    assert cli("check", str(path), "--shader-memory", "x").code == 2  # a usage error
 
 
 # --- the worker itself --------------------------------------------------------------------------
@@ -224,7 +242,7 @@ def test_a_crash_quotes_only_what_its_own_request_wrote(worker: Worker) -> None:
 
 @linux_only
 def test_worker_limits(worker: Worker) -> None:
-    with pytest.raises(ShaderError, match=r"exceeded its memory limit \(64 MiB\)"):
+    with pytest.raises(ShaderError, match=r"exceeded its memory limit \(64 MiB, --shader-memory\)"):
         worker.run(bytes, (1 << 33,), 5, 64 << 20)
     soft, _ = worker.run(resource.getrlimit, (resource.RLIMIT_AS,), 5, 1 << 30)
     assert soft != resource.RLIM_INFINITY
