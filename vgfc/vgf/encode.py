@@ -33,15 +33,9 @@ from collections.abc import Callable, Iterable
 
 import vgfpy
 
+from vgfc import vulkan_names as vk
 from vgfc.diagnostics import InternalError
 from vgfc.vgf.model import Category, Constant, Model, ModuleType
-from vgfc.vulkan_names import (
-    border_colors,
-    descriptor_types,
-    filters,
-    formats,
-    sampler_address_modes,
-)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -109,7 +103,7 @@ def _encoder(model: Model, constant_data: Callable[[Constant], Any]) -> Any:
             modules.append(enc.AddModule(kind, m.name, m.entry_point, []))
 
     resources = []
-    format_table, descriptor_table = formats(), descriptor_types()
+    format_table, descriptor_table = vk.formats(), vk.descriptor_types()
     adders = {
         Category.INPUT: enc.AddInputResource,
         Category.OUTPUT: enc.AddOutputResource,
@@ -130,11 +124,11 @@ def _encoder(model: Model, constant_data: Callable[[Constant], Any]) -> Any:
             sampler = r.sampler
             enc.AddSamplerConfig(
                 ref,
-                _value(filters(), sampler.min_filter, what),
-                _value(filters(), sampler.mag_filter, what),
-                _value(sampler_address_modes(), sampler.address_mode_u, what),
-                _value(sampler_address_modes(), sampler.address_mode_v, what),
-                _value(border_colors(), sampler.border_color, what),
+                _value(vk.filters(), sampler.min_filter, what),
+                _value(vk.filters(), sampler.mag_filter, what),
+                _value(vk.sampler_address_modes(), sampler.address_mode_u, what),
+                _value(vk.sampler_address_modes(), sampler.address_mode_v, what),
+                _value(vk.border_colors(), sampler.border_color, what),
             )
         resources.append(ref)
 
