@@ -102,6 +102,8 @@ class Option:
     off: bool = False
     """A flag that turns the option off: ``--no-cache`` gives ``cache=False``."""
     show_default: bool = False
+    maximum: int | None = None
+    """The largest value of a ``count``."""
     batch: bool = False
     """An option of ``vgfc compile``'s batch mode (the quick path leaves it to click)."""
 
@@ -276,6 +278,7 @@ OPTIONS: tuple[Option, ...] = (
         "0: no cap. A shader that needs more fails with an error that says so.",
         kind="count",
         default=2048,
+        maximum=1 << 30,  # 1 PiB: past any address space (and the kernel's limit's range)
         metavar="MIB",
         commands=_SHADING,
         into="shader.memory_mib",
@@ -344,8 +347,15 @@ def check_value(option: Option, value: Any) -> Any:
             raise UsageError(f"{name} must be one of {', '.join(option.choices)}, not {value!r}")
         return value
     if kind == "count":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise UsageError(f"{name} must be a whole number, 0 or more, not {value!r}")
+        top = option.maximum
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < 0
+            or (top is not None and value > top)
+        ):
+            most = f" and at most {top}" if top is not None else ""
+            raise UsageError(f"{name} must be a whole number, 0 or more{most}, not {value!r}")
         return value
     if kind == "seconds":
         try:

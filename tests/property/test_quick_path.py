@@ -71,6 +71,7 @@ GROUPS = st.one_of(
                 "--target",
                 "--target-env",
                 "--shader-timeout",
+                "--shader-memory",
                 "-j",
             ]
         ),
@@ -91,6 +92,9 @@ GROUPS = st.one_of(
                 "X=1",
                 "-q",
                 "0",
+                "1073741825",
+                "99999999999999999999",
+                "0012",
             ]
         ),
     ).flatmap(lambda pair: st.sampled_from([list(pair), [f"{pair[0]}={pair[1]}"]])),

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FiniteFloat",
     "InputPath",
+    "Count",
     "Seconds",
     "declare",
     "inputs_option",
@@ -91,6 +92,21 @@ class FiniteFloat(click.FloatRange):
         return number
 
 
+class Count(click.IntRange):
+    """A whole number of at least 0 (and at most ``max``); a value too long to be one is named
+    cut short, not echoed whole."""
+
+    def __init__(self, max: int | None = None) -> None:
+        super().__init__(min=0, max=max)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and len(value) > 40:
+            from vgfc.limits import quote
+
+            self.fail(f"{quote(value, 40)!s} is not a whole number in {self._describe_range()}")
+        return super().convert(value, param, ctx)
+
+
 class Seconds(click.FloatRange):
     """Seconds of a limit: at least 0, ``inf`` for none; ``nan`` (which slips past the bounds)
     is refused."""
@@ -126,7 +142,7 @@ def _click_option(option: Option) -> Callable[[F], F]:
         types: dict[str, Callable[[], Any]] = {
             "choice": lambda: click.Choice(option.choices),
             "seconds": Seconds,
-            "count": lambda: click.IntRange(min=0),
+            "count": lambda: Count(option.maximum),
             "file": lambda: click.Path(dir_okay=False, path_type=Path),
             "folder": lambda: click.Path(file_okay=False, path_type=Path),
         }

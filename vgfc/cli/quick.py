@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from vgfc.options import Option
+
 __all__ = ["parse_compile", "run_quick"]
 
 
@@ -68,15 +70,16 @@ def _file(value: str, *, model: bool) -> bool:
     return not stat.S_ISDIR(st.st_mode) and os.access(value, os.R_OK)
 
 
-def _convert(kind: str, value: str, choices: tuple[str, ...]) -> Any:
-    """``value`` of an option of ``kind`` as click's type makes it, or ``None`` where this
-    parser is not sure click would take it."""
+def _convert(option: Option, value: str) -> Any:
+    """``value`` of ``option`` as click's type makes it, or ``None`` where this parser is not
+    sure click would take it."""
+    kind = option.kind
     if kind == "file":
         return Path(value) if _file(value, model=False) else None
     if kind == "report":
         return value if _file(value, model=False) else None
     if kind == "choice":
-        return value if value in choices else None
+        return value if value in option.choices else None
     if kind == "dirs":
         ok = bool(value) and os.path.isdir(value) and os.access(value, os.R_OK)
         return Path(value) if ok else None
@@ -87,7 +90,10 @@ def _convert(kind: str, value: str, choices: tuple[str, ...]) -> Any:
             return None
         return None if math.isnan(seconds) or seconds < 0 else seconds
     if kind == "count":
-        return int(value) if value.isdigit() and value.isascii() else None
+        if not (value.isdigit() and value.isascii()) or len(value) > 18:
+            return None  # click's int() and its message (a long one is past any bound)
+        top = option.maximum
+        return int(value) if top is None or int(value) <= top else None
     if kind in ("names", "defines"):
         return value
     return None  # -d: batch mode, which click parses
@@ -118,7 +124,7 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
         elif option == "--report" and not equals:
             # The FILE is optional: the next word is taken unless it looks like an option.
             if i < len(args) and not args[i].startswith("-"):
-                value = _convert("report", args[i], ())
+                value = _convert(of["report"], args[i])
                 i += 1
             else:
                 value = REPORT_NEXT_TO_OUTPUT
@@ -134,7 +140,7 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
                 return None
             if raw.startswith("-"):
                 return None
-            value = _convert(of[name].kind, raw, of[name].choices)
+            value = _convert(of[name], raw)
         else:
             return None
         if value is None:

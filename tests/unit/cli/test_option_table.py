@@ -162,3 +162,17 @@ def test_every_option_is_in_the_commands_guide() -> None:
 
     missing = [o.flags[-1] for o in OPTIONS if not any(shown(f) for f in o.flags)]
     assert missing == []
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999", "1073741825", "9" * 5000, "-1"])
+def test_a_memory_cap_past_any_address_space_is_a_short_usage_error(
+    cli, tmp_path: Path, value: str
+) -> None:
+    model = tmp_path / "m.tosa"
+    model.write_bytes(chain(1))
+    run = cli("compile", str(model), "--shader-memory", value)
+    assert run.code == 2
+    assert "--shader-memory" in run.err and len(run.err) < 400
+    assert not (tmp_path / "m.vgf").exists()
+    with pytest.raises(UsageError, match="shader_memory must be a whole number"):
+        make_options(shader_memory=int(value) if len(value) < 100 else 1 << 70)
