@@ -53,10 +53,10 @@ class Options:
 
 def make_options(**values: Any) -> Options:
     """:class:`Options` from the compile options' values, by name (those
-    :data:`vgfc.options.OPTIONS` marks with ``into``; a missing one takes its default), each
-    checked as the command line checks it. Raises :class:`vgfc.options.UsageError` (a
-    ValueError) for a value the command line refuses, TypeError for a name that is no compile
-    option."""
+    :data:`vgfc.options.OPTIONS` marks with ``into``; a missing one, or ``None``, takes its
+    default), each checked as the command line checks it. Raises
+    :class:`vgfc.options.UsageError` (a ValueError) for a value the command line refuses,
+    TypeError for a name that is no compile option."""
     from vgfc.options import OPTIONS, check_value
 
     known = {o.name: o for o in OPTIONS if o.into is not None}
@@ -66,7 +66,8 @@ def make_options(**values: Any) -> Options:
     top: dict[str, Any] = {}
     shader: dict[str, Any] = {}
     for name, option in known.items():
-        value = check_value(option, values[name]) if name in values else option.default
+        given = values.get(name)
+        value = option.default if given is None else check_value(option, given)
         assert option.into is not None
         into = option.into
         if into.startswith("shader."):

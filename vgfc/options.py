@@ -325,13 +325,16 @@ def compile_values(command: str, params: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _several(value: Any) -> tuple[Any, ...]:
+def _several(name: str, value: Any) -> tuple[Any, ...]:
     """A value given any number of times: one string or path is one value, not its characters."""
     if isinstance(value, str | bytes | os.PathLike):
         return (value,)
     if isinstance(value, Mapping):
         return tuple(value.items())
-    return tuple(value)
+    try:
+        return tuple(value)
+    except TypeError:
+        raise UsageError(f"{name}: {value!r} is not one value or a list of them") from None
 
 
 def check_value(option: Option, value: Any) -> Any:
@@ -365,7 +368,7 @@ def check_value(option: Option, value: Any) -> Any:
         if math.isnan(seconds) or seconds < 0:
             raise UsageError(f"{name} must be 0 or more seconds, not {value!r}")
         return seconds
-    items = _several(value)
+    items = _several(name, value)
     if kind == "names":
         for item in items:
             if not isinstance(item, str | os.PathLike) or not os.fspath(item):

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from vgfc.options import Option
 
 __all__ = [
+    "Count",
     "FiniteFloat",
     "InputPath",
-    "Count",
     "Seconds",
     "declare",
     "inputs_option",

@@ -130,11 +130,17 @@ def test_one_string_is_one_library_not_its_characters(tmp_path: Path) -> None:
         ({"cache": "no"}, "cache must be True or False"),
         ({"defines": ["1X=2"]}, "'1X=2' is not NAME or NAME=VALUE"),
         ({"kernels": [3]}, "kernels: 3 is not a file"),
+        ({"kernels": 3}, "kernels: 3 is not one value or a list of them"),
+        ({"include_dirs": 5}, "include_dirs: 5 is not one value or a list of them"),
     ],
 )
 def test_the_api_refuses_what_the_command_line_refuses(values: dict, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         make_options(**values)
+
+
+def test_none_is_the_default() -> None:
+    assert make_options(kernels=None, shader_timeout=None, target=None) == make_options()
 
 
 def test_an_unknown_option_is_a_type_error_naming_it(tmp_path: Path) -> None:
