@@ -15,17 +15,13 @@ worker drops the registry it inherited (those are its parent's). A worker also e
 parent dies: it sees its socket close, and a batch worker is sent SIGTERM by the kernel
 (``PR_SET_PDEATHSIG``, Linux), so no worker outlives the command that started it.
 
-Limits inside the worker (``setrlimit``, set again before each request):
-
-- ``RLIMIT_AS``: the address space it has once started (glslang loaded) plus the request's
-  memory limit (Linux, where ``/proc/self/statm`` tells the start); glslang's ``new`` then
-  throws ``bad_alloc`` and the process aborts, which the parent reports as out of memory.
-- ``RLIMIT_CPU``: the deadline plus a second of CPU time, a backstop that ends a worker whose
-  parent died (SIGKILL) in the middle of a bomb; the parent's wall-clock deadline comes first.
+This module is the parent's side: the workers, their registry and how their failures read.
+What the forked worker runs, under its limits (``setrlimit``), is :mod:`vgfc.processes_worker`;
+the messages between the two are framed by :mod:`vgfc.processes_framing`.
 
 The worker is forked, not spawned, so it starts in a few milliseconds with everything imported.
-Forking a process that runs other threads is safe enough here: the worker runs only this
-module's loop and glslang, and glslang's lock is held across every fork (see
+Forking a process that runs other threads is safe enough here: the worker runs only its loop
+(:mod:`vgfc.processes_worker`) and glslang, and glslang's lock is held across every fork (see
 :mod:`vgfc.shader.glslang`); Python 3.12+ still warns about it (a ``DeprecationWarning``).
 Where ``os.fork`` does not exist (Windows) the work runs in the calling process, unbounded.
 """
@@ -34,34 +30,27 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
-import faulthandler
-import math
 import os
 import pickle
 import signal
 import socket
-import struct
-import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from vgfc.diagnostics import InternalError, VgfcError
+from vgfc.processes_framing import receive, send
+from vgfc.processes_worker import MemoryExceeded, die_with, serve
 from vgfc.record import record
 
 __all__ = ["Labels", "Worker", "end_all", "end_together"]
 
-_HEADER = struct.Struct("<Q")
-_READY = b"ready"
 _START_TIMEOUT = 60.0
 """Seconds a fresh worker may take to fork and run its initializer (loading glslang)."""
 _LOG_TAIL = 4096
 _GRACE = 5.0
 """Seconds a graceful worker has, after SIGTERM, to end before it is killed."""
-_LONGEST_WAIT = 3600.0
-"""Seconds one socket wait may last (``settimeout`` refuses huge values); longer deadlines loop."""
 
 
 @record
@@ -132,7 +121,7 @@ class Worker:
                 process.kill()
                 raise
         if kind == "raise":
-            if isinstance(value, _MemoryExceeded):
+            if isinstance(value, MemoryExceeded):
                 raise self.labels.error(_out_of_memory(self.labels, value.memory))
             raise value
         return value
@@ -214,10 +203,13 @@ class _Process:
             status = 0
             try:
                 if graceful:
-                    _die_with(self.owner, signal.SIGTERM)
+                    die_with(self.owner, signal.SIGTERM)
                 parent.close()
                 os.close(log_read)
-                _serve(child, log_write, initializer, graceful)
+                try:
+                    serve(child, log_write, initializer, graceful)
+                finally:
+                    end_all()  # the workers this one started
             except BaseException:
                 status = 1
                 with contextlib.suppress(BaseException):
@@ -234,7 +226,7 @@ class _Process:
         self.closed = False
         self.asked = False
         try:
-            _receive(self.sock, time.monotonic() + _START_TIMEOUT)
+            receive(self.sock, time.monotonic() + _START_TIMEOUT)
         except (EOFError, OSError):
             self.kill()
             raise InternalError(f"the {labels.process} process did not start") from None
@@ -258,8 +250,8 @@ class _Process:
         self._drain_log()
         self.log = b""
         try:
-            _send(self.sock, request)
-            reply = _receive(self.sock, time.monotonic() + timeout)
+            send(self.sock, request)
+            reply = receive(self.sock, time.monotonic() + timeout)
         except TimeoutError:
             labels = self.labels
             raise labels.error(
@@ -354,164 +346,3 @@ def _out_of_memory(labels: Labels, memory: int) -> str:
     size = f"{memory / (1 << 30):g} GiB" if memory >= 1 << 30 else f"{memory / (1 << 20):g} MiB"
     option = f", {labels.memory}" if labels.memory else ""
     return f"{labels.work} exceeded its memory limit ({size}{option})"
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with(parent: int, how: int) -> None:
-    """Have the kernel send this (forked) process ``how`` when its parent dies (Linux); if the
-    parent is already gone, end now.
-
-    The kernel sends it when the *thread* that forked the worker ends, so only a worker whose
-    thread lives as long as it has work (a batch worker, fed by a thread of its own) asks for
-    it; a shader compiler worker, forked by whichever thread needed it first and reused by
-    others, ends when it sees its socket close instead, or at its CPU-time limit."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, int(how), 0, 0, 0)
-    if os.getppid() != parent:
-        os._exit(1)
-
-
-class _MemoryExceeded(Exception):
-    """The call ran out of memory in the worker (the caller raises its labels' error)."""
-
-    def __init__(self, memory: int) -> None:
-        super().__init__(memory)
-        self.memory = memory
-
-
-# --- the worker's side -----------------------------------------------------------------------
-
-
-def _serve(
-    sock: socket.socket,
-    log_fd: int,
-    initializer: Callable[[], object] | None,
-    graceful: bool,
-) -> None:
-    """Answer requests until the parent closes its end (or dies); then end the workers this
-    one started."""
-    try:
-        _answer(sock, log_fd, initializer, graceful)
-    finally:
-        end_all()
-
-
-def _answer(
-    sock: socket.socket,
-    log_fd: int,
-    initializer: Callable[[], object] | None,
-    graceful: bool,
-) -> None:
-    import resource
-
-    # A graceful worker (one that writes files) unwinds on SIGTERM, SIGHUP and SIGQUIT as a
-    # command does, removing its temporary files (vgfc.files.interrupts.interrupt_on_signals,
-    # which also keeps a signal from landing between creating a temporary file and recording
-    # it); others just end. Ctrl-C is the parent's to handle.
-    if graceful:
-        from vgfc.files.interrupts import interrupt_on_signals
-
-        interrupt_on_signals()
-    else:
-        for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    faulthandler.disable()  # a crash here is reported by the parent, not dumped on its stderr
-    # Hold none of the caller's standard streams (a pipe would not see its end while the worker
-    # lives); C++ runtime messages (bad_alloc) go to the parent, not to the terminal.
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(null, 1)
-    os.dup2(log_fd, 2)
-    os.close(null)
-    os.close(log_fd)
-    _set_limit(resource.RLIMIT_CORE, 0)  # SIGXCPU and SIGABRT leave no core files
-    if initializer is not None:
-        with contextlib.suppress(Exception):
-            initializer()
-    start = _address_space()  # the cap counts what compiling adds, not the loaded libraries
-    _send(sock, _READY)
-    while True:
-        try:
-            request = _receive(sock, None)
-        except EOFError:
-            return
-        function, args, folder, timeout, memory = pickle.loads(request)
-        with contextlib.suppress(OSError):
-            if folder is not None and folder != os.getcwd():
-                os.chdir(folder)
-        if start is not None:
-            _set_limit(resource.RLIMIT_AS, start + memory if memory else None)
-        used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
-        _set_limit(resource.RLIMIT_CPU, math.ceil(used + min(timeout, _LONGEST_WAIT)) + 1)
-        try:
-            reply: tuple[str, Any] = ("ok", function(*args))
-        except MemoryError:
-            reply = ("raise", _MemoryExceeded(memory))
-        except Exception as e:
-            reply = ("raise", e)
-        try:
-            data = pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
-        except Exception as e:
-            what = type(reply[1]).__name__
-            data = pickle.dumps(("raise", InternalError(f"worker: cannot return {what}: {e}")))
-        _send(sock, data)
-
-
-def _set_limit(which: int, soft: int | None) -> None:
-    """Set a soft limit (``None``: none), never above the hard limit."""
-    import resource
-
-    hard = resource.getrlimit(which)[1]
-    if soft is None or (hard != resource.RLIM_INFINITY and soft > hard):
-        soft = hard
-    resource.setrlimit(which, (soft, hard))
-
-
-def _address_space() -> int | None:
-    """This process's address space in bytes, where the system tells (Linux)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-# --- framing: a length, then the bytes --------------------------------------------------------
-
-
-def _send(sock: socket.socket, data: bytes) -> None:
-    sock.settimeout(None)
-    sock.sendall(_HEADER.pack(len(data)) + data)
-
-
-def _receive(sock: socket.socket, deadline: float | None) -> bytes:
-    """One message; raises :class:`TimeoutError` at ``deadline`` and :class:`EOFError` when the
-    other end is closed."""
-    (size,) = _HEADER.unpack(_receive_exactly(sock, _HEADER.size, deadline))
-    return _receive_exactly(sock, size, deadline)
-
-
-def _receive_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytes:
-    buffer = bytearray(size)
-    view = memoryview(buffer)
-    done = 0
-    while done < size:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            sock.settimeout(min(left, _LONGEST_WAIT))
-        try:
-            got = sock.recv_into(view[done:])
-        except TimeoutError:
-            continue  # the loop tells whether the deadline has passed
-        if not got:
-            raise EOFError
-        done += got
-    return bytes(buffer)

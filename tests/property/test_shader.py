@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from shader_models import INFO
 
 from vgfc.shader import cache_entries
-from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
+from vgfc.spirv.reflect_records import ResourceBinding, ShaderInfo
 
 SMALL = st.integers(0, 2**32 - 1)
 NAMES = st.none() | st.text(max_size=8)

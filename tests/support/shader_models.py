@@ -15,7 +15,7 @@ from typing import Any
 
 from tosa_factory import SHADER_DOMAIN, Op, T, build, custom
 
-from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
+from vgfc.spirv.reflect_records import ResourceBinding, ShaderInfo
 
 COPY = """#version 450
 layout(local_size_x = 16) in;

@@ -22,7 +22,7 @@ import re
 from vgfc.diagnostics import Diagnostic, Location, Severity, ShaderError
 from vgfc.ir import Graph, ShaderResource, ShaderSpec
 from vgfc.record import record
-from vgfc.spirv.reflect import Element, ResourceBinding, ShaderInfo, glsl_name
+from vgfc.spirv.reflect_records import Element, ResourceBinding, ShaderInfo, glsl_name
 from vgfc.vulkan_names import FormatInfo, format_info
 
 TYPE_CHECKING = False

@@ -22,7 +22,7 @@ from vgfc.lower.elements import check_elements, code_name
 from vgfc.record import record, replace
 from vgfc.shader.build import CompiledShader, ShaderRequest, build_shader
 from vgfc.shader.options import CompileOptions
-from vgfc.spirv.reflect import ResourceBinding, ShaderInfo
+from vgfc.spirv.reflect_records import ResourceBinding, ShaderInfo
 from vgfc.vgf.model import COMPUTE_STAGE, PushConstantRange
 
 __all__ = ["KIND_OF_DESCRIPTOR", "ShaderModule", "lower_shader", "shader_request"]

@@ -25,7 +25,7 @@ import struct
 
 from vgfc.record import asdict, fields, record
 from vgfc.shader.cache_keys import sha256
-from vgfc.spirv.reflect import Element, ResourceBinding, ShaderInfo
+from vgfc.spirv.reflect_records import Element, ResourceBinding, ShaderInfo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

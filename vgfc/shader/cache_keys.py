@@ -57,6 +57,9 @@ _PRODUCERS = (
     "shader/cache_keys.py",
     "shader/cache_entries.py",
     "spirv/reflect.py",
+    "spirv/reflect_index.py",
+    "spirv/reflect_records.py",
+    "spirv/reflect_resources.py",
     "spirv/grammar.py",
     "spirv/spirv_tools.py",
 )

@@ -54,6 +54,8 @@ COMPILERS = (
     "vgfc.shader.includer",
     "vgfc.spirv.spirv_tools",
     "vgfc.processes",
+    "vgfc.processes_worker",
+    "vgfc.processes_framing",
 )
 """vgfc's glslang (its compile entry, its C interface, its includer) and SPIRV-Tools bindings,
 and the worker processes glslang runs in."""

@@ -27,7 +27,7 @@ from vgfc.shader import build, cache, cache_entries, cache_keys, glslang
 from vgfc.shader.cache import cache_dir
 from vgfc.shader.cache_keys import ShaderRequest
 from vgfc.shader.glslang import CompileOptions, Language
-from vgfc.spirv.reflect import ShaderInfo
+from vgfc.spirv.reflect_records import ShaderInfo
 
 INCLUDING = COPY.replace("#version 450\n", '#version 450\n#include "scale.glsl"\n').replace(
     "x[i] * 2.0", "x[i] * SCALE"

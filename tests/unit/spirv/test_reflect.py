@@ -17,7 +17,8 @@ from paths import ROOT
 
 from vgfc.diagnostics import ShaderError
 from vgfc.shader import CompileOptions, Language, cmeel_file, compile_shader
-from vgfc.spirv.reflect import ResourceBinding, reflect
+from vgfc.spirv.reflect import reflect
+from vgfc.spirv.reflect_records import ResourceBinding
 from vgfc.spirv.spirv_tools import disassemble, validate
 
 

@@ -16,7 +16,8 @@ from tosa_factory import T, build, custom
 from vgfc.compiler import compile_model
 from vgfc.diagnostics import VgfcError
 from vgfc.shader import CompileOptions, Language, cmeel_file, compile_shader
-from vgfc.spirv.reflect import Element, reflect
+from vgfc.spirv.reflect import reflect
+from vgfc.spirv.reflect_records import Element
 from vgfc.spirv.spirv_tools import validate
 
 BUFFERS = """#version 450
