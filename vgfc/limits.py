@@ -45,7 +45,7 @@ class Limits:
     global_size_max: int = UINT32_MAX
     """Largest ``global_size`` entry: invocation ids (``gl_GlobalInvocationID``) are uint32."""
 
-    # -- running a VGF (vgfc/runner/run.py) ----------------------------------------------------
+    # -- running a VGF (vgfc/runner/inputs.py) -------------------------------------------------
     run_workgroups_max: int = 1 << 22
     """Workgroups one compute segment of a VGF may dispatch for ``vgfc run``/``verify``
     (x * y * z). lavapipe runs them on the CPU's cores, a few million a second at best for an

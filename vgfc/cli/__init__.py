@@ -1,5 +1,7 @@
-"""The ``vgfc`` command line: one module per command, the shared plumbing in
-:mod:`vgfc.cli.support`.
+"""The ``vgfc`` command line: one module per command, the shared plumbing beside them: printing
+(:mod:`vgfc.cli.console`), errors and exit codes (:mod:`vgfc.cli.errors`), the process
+(:mod:`vgfc.cli.process`), bounded error lists (:mod:`vgfc.cli.bounded`) and the shared options
+(:mod:`vgfc.cli.options`).
 
 Exit codes: 0 success, 1 the input (model, shader, options' content) is wrong or unsupported,
 2 usage error (unknown option, missing argument), 3 internal error (a bug: please report it).
@@ -45,8 +47,8 @@ def command_process() -> None:
 
 def console_main() -> None:
     """The ``vgfc`` console script: :func:`main`, and its exit without the interpreter's teardown
-    where nothing is left to run (:func:`vgfc.cli.support.exit_process`)."""
-    from vgfc.cli.support import exit_process
+    where nothing is left to run (:func:`vgfc.cli.process.exit_process`)."""
+    from vgfc.cli.process import exit_process
 
     try:
         main()
@@ -58,7 +60,7 @@ def main() -> None:
     """The ``vgfc`` command, ending in ``SystemExit`` as a program that calls it expects.
     SIGTERM, SIGHUP and SIGQUIT unwind like Ctrl-C (temporary files removed, one line saying
     what was written), and output that cannot be written (a full disk, a closed standard
-    output) is an error (:func:`vgfc.cli.support.run_command`)."""
+    output) is an error (:func:`vgfc.cli.process.run_command`)."""
     import sys
 
     from vgfc.cli.quick import run_quick
@@ -66,6 +68,6 @@ def main() -> None:
     command_process()
     prepared = run_quick(sys.argv[1:])  # returns only when the arguments need click
     from vgfc.cli.group import cli
-    from vgfc.cli.support import run_command
+    from vgfc.cli.process import run_command
 
     run_command(cli, prepared=prepared, prog_name="vgfc")

@@ -35,7 +35,7 @@ def _attributed(d: Diagnostic, model: Path) -> Diagnostic:
 def print_outcome(console: Console, outcome: Outcome, *, debug: bool = False) -> None:
     """The warnings and the error of one model on ``console``, in the lines single-model
     compile prints, each naming the model."""
-    from vgfc.cli.support import print_diagnostic
+    from vgfc.cli.console import print_diagnostic
     from vgfc.diagnostics import Severity
 
     for d in outcome.diagnostics:

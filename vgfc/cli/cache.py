@@ -7,8 +7,8 @@ import time
 
 import click
 
+from vgfc.cli.errors import EXIT_ERROR, handle_errors
 from vgfc.cli.options import FiniteFloat
-from vgfc.cli.support import EXIT_ERROR, handle_errors
 from vgfc.diagnostics import InputError
 
 __all__ = ["cache"]

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from vgfc.cli.bounded import print_bounded
+from vgfc.cli.console import escape, stderr_console
+from vgfc.cli.errors import EXIT_ERROR, handle_errors
 from vgfc.cli.options import declare, max_errors_option, model_argument
-from vgfc.cli.support import EXIT_ERROR, escape, handle_errors, print_bounded, stderr_console
 from vgfc.compiler import STAGES
 from vgfc.diagnostics import Severity
 

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 import click
 
 from vgfc.cli.compiling import compile_single
+from vgfc.cli.console import escape, stderr_console
+from vgfc.cli.errors import EXIT_ERROR, EXIT_INTERNAL
 from vgfc.cli.options import InputPath, declare
-from vgfc.cli.support import EXIT_ERROR, EXIT_INTERNAL, escape, stderr_console
 
 if TYPE_CHECKING:
     from vgfc.batch import Outcome

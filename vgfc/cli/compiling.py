@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from vgfc.cli.support import diagnostics_console, print_diagnostic, print_table
+from vgfc.cli.console import diagnostics_console, print_diagnostic, print_table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from vgfc.cli.console import escape
+from vgfc.cli.errors import EXIT_ERROR, handle_errors
 from vgfc.cli.options import InputPath
-from vgfc.cli.support import EXIT_ERROR, escape, handle_errors
 
 if TYPE_CHECKING:
     from vgfc.vgf.model import Slot

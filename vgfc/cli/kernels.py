@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from vgfc.cli.bounded import print_bounded
+from vgfc.cli.console import escape, stderr_console
+from vgfc.cli.errors import EXIT_ERROR
 from vgfc.cli.options import declare, max_errors_option
-from vgfc.cli.support import EXIT_ERROR, escape, print_bounded, stderr_console
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 import click
 
 import vgfc
+from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import InputPath, declare
-from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import UnsupportedError
 
 if TYPE_CHECKING:
@@ -194,13 +194,9 @@ def model_converter(
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script: usage errors, too, are one line on stderr (exit code 2)."""
     from vgfc.cli import command_process
-    from vgfc.cli.support import (
-        finish_process,
-        prepare_process,
-        print_diagnostic,
-        report_interrupt,
-        stderr_console,
-    )
+    from vgfc.cli.console import print_diagnostic, stderr_console
+    from vgfc.cli.errors import report_interrupt
+    from vgfc.cli.process import finish_process, prepare_process
     from vgfc.diagnostics import VgfcError
     from vgfc.files.interrupts import Interrupted
 

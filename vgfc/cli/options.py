@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from vgfc.cli.support import handle_errors
+from vgfc.cli.errors import handle_errors
 
 if TYPE_CHECKING:
     from vgfc.options import Option

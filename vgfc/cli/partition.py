@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from vgfc.cli.console import emit, escape, print_diagnostic, stderr_console
+from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import declare, model_argument
-from vgfc.cli.support import emit, escape, handle_errors, print_diagnostic, stderr_console
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options

@@ -167,8 +167,8 @@ def _print_version() -> None:
 
 def run_quick(argv: list[str]) -> bool:
     """Run ``vgfc ARGV`` and exit when this module can parse it; return when click must, with
-    whether the process is prepared already (:func:`vgfc.cli.support.prepare_process`)."""
-    from vgfc.cli.support import finish_process, prepare_process
+    whether the process is prepared already (:func:`vgfc.cli.process.prepare_process`)."""
+    from vgfc.cli.process import finish_process, prepare_process
 
     if argv == ["--version"]:
         prepare_process()
@@ -204,15 +204,10 @@ def run_quick(argv: list[str]) -> bool:
 
 
 def _guarded(work: Callable[[], None]) -> object:
-    """Run ``work`` as a click command runs (:func:`vgfc.cli.support.call_guarded` inside
-    :func:`vgfc.cli.support.run_command`); its exit code."""
-    from vgfc.cli.support import (
-        EXIT_ERROR,
-        call_guarded,
-        diagnostics_console,
-        print_diagnostic,
-        report_interrupt,
-    )
+    """Run ``work`` as a click command runs (:func:`vgfc.cli.errors.call_guarded` inside
+    :func:`vgfc.cli.process.run_command`); its exit code."""
+    from vgfc.cli.console import diagnostics_console, print_diagnostic
+    from vgfc.cli.errors import EXIT_ERROR, call_guarded, report_interrupt
     from vgfc.diagnostics import VgfcError
     from vgfc.files.interrupts import Interrupted
 

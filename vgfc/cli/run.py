@@ -15,8 +15,8 @@ from typing import Any
 import click
 import numpy as np
 
+from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import InputPath, inputs_option, run_options
-from vgfc.cli.support import handle_errors
 from vgfc.diagnostics import InputError
 from vgfc.files.outputs import write_atomically
 from vgfc.ir import Array
@@ -233,7 +233,7 @@ def run(
     checked = ", validation-clean" if validate else ""
     seconds = time.perf_counter() - start
     if result.unwritten:
-        from vgfc.cli.support import print_diagnostic, stderr_console
+        from vgfc.cli.console import print_diagnostic, stderr_console
 
         console = stderr_console()
         for u in result.unwritten:

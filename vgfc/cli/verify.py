@@ -14,9 +14,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from vgfc.cli.console import escape
+from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import InputPath, declare, inputs_option, run_options
 from vgfc.cli.run import PUSH_CONSTANTS_HELP, push_target, timeout_option
-from vgfc.cli.support import escape, handle_errors
 from vgfc.diagnostics import InputError
 
 if TYPE_CHECKING:
@@ -217,7 +218,7 @@ def check_lines(verdict: Verdict) -> list[str]:
 
 def _exit(model: Path, verdict: Verdict, *, quiet: bool) -> None:
     """Exit with the verdict's code; the last line says it (``quiet``: the JSON says it)."""
-    from vgfc.cli.support import print_diagnostic, stderr_console
+    from vgfc.cli.console import print_diagnostic, stderr_console
     from vgfc.diagnostics import Diagnostic, Location, Severity
 
     where = Location(file=str(model))

@@ -10,7 +10,8 @@ Needs ``pip install 'vgfc[run]'`` and the Debian packages ``mesa-vulkan-drivers 
 from __future__ import annotations
 
 from vgfc.runner.coverage import Unwritten
-from vgfc.runner.run import DEFAULT_TIMEOUT, Inputs, RunResult, match_inputs, run_checked, run_vgf
+from vgfc.runner.inputs import Inputs, match_inputs
+from vgfc.runner.run import DEFAULT_TIMEOUT, RunResult, run_checked, run_vgf
 from vgfc.runner.stack import Stack, find_stack
 from vgfc.runner.validation import ValidationError
 from vgfc.vgf.decode import read_vgf

@@ -1,0 +1,127 @@
+"""Printing user text through rich without it being read as markup: the consoles, a diagnostic
+as one line (``error: <location>: <message>``), a table, and a command's text output.
+
+rich is imported only where something is printed to a terminal: on a pipe or a file, lines are
+written plain (the quick path of ``vgfc compile``, :mod:`vgfc.cli.quick`, prints through here
+without loading rich or click).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from vgfc.diagnostics import Diagnostic, Severity
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rich.console import Console
+
+
+__all__ = [
+    "diagnostics_console",
+    "emit",
+    "escape",
+    "print_diagnostic",
+    "print_table",
+    "stderr_console",
+]
+
+
+def stderr_console() -> Console:
+    from rich.console import (
+        Console,
+    )  # rich costs start-up time; only output that is printed needs it
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def escape(text: str) -> str:
+    """``text`` with rich's markup characters escaped (:func:`rich.markup.escape`)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def diagnostics_console() -> Console | None:
+    """Where diagnostics go: a rich console on stderr when it is a terminal (colour, progress),
+    else ``None``: plain lines, and rich is not imported."""
+    return stderr_console() if _is_terminal(sys.stderr) else None
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # a closed or stand-in stream
+        return False
+
+
+def print_diagnostic(console: Console | None, d: Diagnostic, label: str | None = None) -> None:
+    """``error: <location>: <message>`` with the label coloured and the text printed as it is:
+    model text (``[1, 8, 8, 4]``, ``vgfc[shaders]``) is escaped, never read as rich markup.
+    ``console`` ``None``: plain lines on stderr."""
+    if label is None:
+        label = d.severity.value
+    if console is None:
+        _write_line(
+            sys.stderr, "\n".join([f"{label}: {d.render()}", *(f"    {x}" for x in d.excerpt)])
+        )
+        return
+    colour = "red" if d.severity is Severity.ERROR else "yellow"
+    console.print(f"[bold {colour}]{escape(label)}:[/] {escape(d.render())}", highlight=False)
+    for line in d.excerpt:
+        console.print(f"    {escape(line)}", highlight=False)
+
+
+_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
+"""A terminal escape sequence (colour, cursor movement), as click recognises one."""
+
+
+def _write_line(stream: Any, text: str) -> None:
+    """``text`` and a newline on ``stream``, flushed, as ``click.echo`` writes them: escape
+    sequences (a model's names may hold them) are taken out where the stream is not a
+    terminal."""
+    if not _is_terminal(stream):
+        text = _ANSI.sub("", text)
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def print_table(
+    title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], lines: Sequence[str]
+) -> None:
+    """A table of plain-text ``rows`` under ``title``, then ``lines``, on stdout: drawn by rich
+    on a terminal, else as aligned plain columns (rich is not imported)."""
+    if _is_terminal(sys.stdout):
+        from rich.console import Console
+
+        from vgfc.cli.tables import word_table
+
+        out = Console(highlight=False, soft_wrap=True)
+        escaped = [[escape(cell) for cell in row] for row in rows]
+        out.print(word_table(escape(title), columns, escaped, out.width))
+        for line in lines:
+            out.print(escape(line))
+        return
+    widths = [max([len(c), *(len(row[i]) for row in rows)]) for i, c in enumerate(columns)]
+    text = [title]
+    for row in (columns, *rows):
+        text.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    _write_line(sys.stdout, "\n".join([*text, *lines]))
+
+
+def emit(text: str, output: Path | None, inputs: tuple[Path, ...] = ()) -> None:
+    """Print ``text``, or write it atomically to ``output``, which must not be one of
+    ``inputs`` (the files the command read)."""
+    if output is None:
+        import click
+
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        from vgfc.files.outputs import write_atomically
+
+        write_atomically(output, text.encode("utf-8"), inputs=inputs)
