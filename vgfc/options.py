@@ -382,7 +382,12 @@ def check_value(option: Option, value: Any) -> Any:
     if kind == "defines":
         pairs = []
         for item in items:
-            key, text = item if isinstance(item, tuple) else str(item).partition("=")[::2]
+            if isinstance(item, str):
+                key, text = item.partition("=")[::2]
+            elif isinstance(item, tuple) and len(item) == 2:
+                key, text = item
+            else:
+                raise UsageError(f"{name}: {item!r} is not NAME, NAME=VALUE or (NAME, VALUE)")
             if not isinstance(key, str) or not key.isidentifier():
                 raise UsageError(f"'{key}={text}' is not NAME or NAME=VALUE")
             pairs.append((key, str(text) or "1"))

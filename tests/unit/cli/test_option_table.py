@@ -129,6 +129,8 @@ def test_one_string_is_one_library_not_its_characters(tmp_path: Path) -> None:
         ({"shader_timeout": "soon"}, "shader_timeout must be 0 or more seconds"),
         ({"cache": "no"}, "cache must be True or False"),
         ({"defines": ["1X=2"]}, "'1X=2' is not NAME or NAME=VALUE"),
+        ({"defines": [("A",)]}, r"defines: \('A',\) is not NAME, NAME=VALUE or \(NAME, VALUE\)"),
+        ({"defines": [b"X=1"]}, "defines: b'X=1' is not NAME"),
         ({"kernels": [3]}, "kernels: 3 is not a file"),
         ({"kernels": 3}, "kernels: 3 is not one value or a list of them"),
         ({"include_dirs": 5}, "include_dirs: 5 is not one value or a list of them"),
