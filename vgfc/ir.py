@@ -19,6 +19,7 @@ from vgfc.record import field, record
 
 __all__ = [
     "CONSTANT_OPS",
+    "REGION_ATTRS",
     "CUSTOM_SHADER_DOMAIN",
     "IMAGE_DESCRIPTORS",
     "Array",
@@ -40,6 +41,11 @@ CUSTOM_SHADER_DOMAIN = "com.arm.VulkanCustomShader"
 
 CONSTANT_OPS = frozenset({"CONST", "CONST_SHAPE"})
 """The ops whose result is constant data (:attr:`Operator.is_constant`)."""
+
+REGION_ATTRS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"COND_IF": ("then_graph", "else_graph"), "WHILE_LOOP": ("cond_graph", "body_graph")}
+)
+"""The control-flow ops and the attributes that name the regions whose graphs they run."""
 
 
 @record(order=True)
@@ -322,6 +328,10 @@ class Graph:
     """The file this graph was read from (for diagnostics), if any."""
     regions: tuple[str, ...] = ("main",)
     """Names of every region in the file; control-flow ops refer to the others by name."""
+    blocks: Mapping[str, Graph] = field(default_factory=lambda: _NO_BLOCKS)
+    """The first block of every region but the main one, by region name, where the main block
+    has control flow (:data:`REGION_ATTRS`); empty otherwise. Region names are the file's, so
+    a block's own control-flow ops find their regions here too."""
 
     def where(self, op: Operator | None = None) -> Location:
         return op.where(self.source) if op is not None else Location(file=self.source)
@@ -333,6 +343,8 @@ class Graph:
             counts[op.op] = counts.get(op.op, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
+
+_NO_BLOCKS: Mapping[str, Graph] = MappingProxyType({})
 
 _SHADER_TYPES = frozenset(
     {"IMAGE_DESCRIPTORS", "PushConstant", "Sampler", "ShaderResource", "ShaderSpec"}

@@ -11,14 +11,10 @@ from __future__ import annotations
 import heapq
 
 from vgfc.diagnostics import InputError, UnsupportedError
-from vgfc.ir import DType, Graph, Operator
+from vgfc.ir import REGION_ATTRS, DType, Graph, Operator
 
 __all__ = ["data_producers", "topological_order", "verify"]
 
-_REGION_ATTRS = {
-    "COND_IF": ("then_graph", "else_graph"),
-    "WHILE_LOOP": ("cond_graph", "body_graph"),
-}
 
 # Constant data belongs to the CONST (CONST_SHAPE) op that produces it: every later stage finds
 # constants through that op, so data without one (a CONST removed) is a broken model.
@@ -65,7 +61,7 @@ def verify(graph: Graph) -> tuple[int, ...]:
             for name in op.outputs:
                 if graph.tensors[name].data is None:
                     raise InputError("constant has no data", graph.where(op), tensor=name)
-        for key in _REGION_ATTRS.get(op.op, ()):
+        for key in REGION_ATTRS.get(op.op, ()):
             region = op.attrs.get(key)
             if not isinstance(region, str) or region not in graph.regions:
                 raise InputError(

@@ -157,6 +157,7 @@ def _extinst(em: _Emitter, op: Operator) -> None:
     # lower_partition checked every op's operand counts before emitting anything
     for name, value in zip(op.outputs, lower_operator(em, op, counts_checked=True), strict=True):
         em.values[name] = value
+        em.computed.add(name)
 
 
 _CONTROL_FLOW = _Unsupported("control flow has no TOSA.001000.1 instruction")
@@ -221,6 +222,8 @@ class _Emitter:
         self.aliases: dict[str, str] = {}
         self.constants: dict[int, GraphConstant] = {}
         self.checked: dict[str, Tensor] = {}
+        self.computed: set[str] = set()
+        """Tensors an instruction computes (the others are inputs or constants)."""
 
     def tensor(self, name: str) -> Tensor:
         """The tensor ``name``, checked to be one a SPIR-V graph can hold."""
@@ -295,6 +298,18 @@ class _Emitter:
             constant_id, name, storage_dtype(tensor.dtype), shape, buffer, origin
         )
         return b.graph_constant(tensor_type(b, tensor.dtype, tensor.shape or ()), constant_id)
+
+    def output(self, name: str) -> int:
+        """The value graph output ``name`` is set to. A small constant is spelt out even when
+        it is all zeros: the emulation layer writes nothing to an output set to an
+        ``OpConstantNull`` (an all-false BOOL output came back unwritten)."""
+        source = self.aliases.get(name, name)
+        tensor = self.tensor(source)
+        if tensor.data is None or source in self.ids or source in self.computed:
+            return self.operand(name)
+        bits = data_bits(tensor.data)
+        shape = tensor.shape or ()
+        return tensor_constant(self.builder, tensor.dtype, shape, bits, replicate=True, null=False)
 
     def interface(self, names: tuple[str, ...], bindings: Mapping[str, int], tag: str) -> list[int]:
         """Declare one tensor variable per graph input (or output); returns their types."""
@@ -379,7 +394,7 @@ def lower_partition(
     tensor = ""
     try:  # one handler, not a context manager per output: some modules are one op
         for index, tensor in enumerate(outputs):
-            b.graph_set_output(em.operand(tensor), index)
+            b.graph_set_output(em.output(tensor), index)
     except VgfcError as e:
         raise e.at(graph.where(), tensor=tensor) from None
     b.end_graph()

@@ -1,6 +1,7 @@
 """TOSA flatbuffer -> :class:`vgfc.ir.Graph`.
 
-Reads the main block of the main region, keeps constant data as read-only views of the input
+Reads the main block of the main region (and, when it has control flow, the first block of
+every other region: the graphs COND_IF and WHILE_LOOP run), keeps constant data as read-only views of the input
 buffer (:class:`vgfc.ir.Data`; the file is memory-mapped, so nothing is copied until a later
 stage needs it) and
 turns every structural problem into an :class:`~vgfc.diagnostics.InputError` that names the file
@@ -36,8 +37,9 @@ from collections.abc import Callable
 from types import MappingProxyType
 
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
-from vgfc.ir import Data, DType, Graph, Operator, Tensor, Version
+from vgfc.ir import REGION_ATTRS, Data, DType, Graph, Operator, Tensor, Version
 from vgfc.limits import LIMITS, quote
+from vgfc.record import replace
 from vgfc.read.buffer import U8, U32, U64, Buffer, Corrupt
 from vgfc.read.schema import schema
 from vgfc.read.values import (
@@ -163,11 +165,24 @@ class Reader(Buffer):
             decode_name(raw, "region name") or f"region_{i}" for i, raw in enumerate(raw_names)
         )
         index = names.index("main") if "main" in names else 0
-        main, (_, blocks_at) = regions[index], region_fields[index]
-        blocks = self.offsets(main + blocks_at) if blocks_at else []
+        main = self.block(regions[index], region_fields[index][1], raw_names[index], version)
+        blocks: dict[str, Graph] = {}
+        if any(op.op in REGION_ATTRS for op in main.operators):
+            # Control flow: the other regions' blocks are graphs that it runs.
+            for i, name in enumerate(names):
+                if i != index and name not in blocks and region_fields[i][1]:
+                    blocks[name] = self.block(
+                        regions[i], region_fields[i][1], raw_names[i], version
+                    )
+        return replace(main, regions=names, blocks=MappingProxyType(blocks))
+
+    def block(self, region: int, blocks_at: int, raw_name: Any, version: Version) -> Graph:
+        """The first basic block of the region at ``region``, as a graph."""
+        blocks = self.offsets(region + blocks_at) if blocks_at else []
         if not blocks:
-            raise InputError(f"region '{decode_text(raw_names[index])}' has no basic blocks")
+            raise InputError(f"region '{decode_text(raw_name)}' has no basic blocks")
         block = blocks[0]
+        layouts = self.schema.voffsets
         ops_at, tensors_at, inputs_at, outputs_at, shapes_at = self.fields(
             block, layouts["TosaBasicBlock"]
         )
@@ -190,7 +205,6 @@ class Reader(Buffer):
             outputs=self.names(block + outputs_at) if outputs_at else (),
             version=version,
             source=self.source,
-            regions=names,
         )
 
     def each(

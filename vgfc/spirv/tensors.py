@@ -178,20 +178,27 @@ def _is_zero(dtype: DType, bits: Sequence[int]) -> bool:
 
 
 def tensor_constant(
-    b: ModuleBuilder, dtype: DType, shape: tuple[int, ...], bits: Sequence[int], *, replicate: bool
+    b: ModuleBuilder,
+    dtype: DType,
+    shape: tuple[int, ...],
+    bits: Sequence[int],
+    *,
+    replicate: bool,
+    null: bool = True,
 ) -> int:
     """An inline tensor constant whose elements have the SPIR-V bit patterns ``bits``
     (:func:`data_bits`, :func:`value_bits`).
 
     ``replicate`` allows ``OpConstantCompositeReplicateEXT``: the reference converter uses it for
     constant operands (CONST, CONST_SHAPE) but never for attribute lists such as ``stride``.
+    ``null`` allows ``OpConstantNull`` for an all-zero value.
     """
     dims = spirv_shape(shape, dtype)
     type_id = tensor_type(b, dtype, shape)
     if dtype is DType.SHAPE and not bits:
         # The shape of a rank-0 tensor, which SPIR-V holds as shape [1]: so the value is [1].
         bits = [1]
-    if _is_zero(dtype, bits):
+    if null and _is_zero(dtype, bits):
         return b.constant_null(type_id)
     scalar = element_type(b, dtype)
     if replicate and len(bits) > 1 and all(v == bits[0] for v in bits):
