@@ -49,6 +49,8 @@ def inline_control_flow(graph: Graph) -> Graph:
     docstring); operators are renumbered (``index`` the new position, ``source_index`` the op
     of the file). Raises :class:`UnsupportedError` for control flow that cannot be written out
     and :class:`InputError` for a branch or body that does not fit its op."""
+    if not any(op.op in REGION_ATTRS for op in graph.operators):
+        return graph
     inliner = _Inliner(graph)
     ops = inliner.block(graph, {}, None, depth=0)
     operators = tuple(
@@ -109,7 +111,9 @@ class _Inliner:
         found = self.graph.blocks.get(name) if isinstance(name, str) else None
         if found is None:
             raise InputError(
-                f"refers to region {name!r}, which has no basic block", self.graph.where(op), key=key
+                f"refers to region {name!r}, which has no basic block",
+                self.graph.where(op),
+                key=key,
             )
         return found
 

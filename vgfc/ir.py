@@ -19,9 +19,9 @@ from vgfc.record import field, record
 
 __all__ = [
     "CONSTANT_OPS",
-    "REGION_ATTRS",
     "CUSTOM_SHADER_DOMAIN",
     "IMAGE_DESCRIPTORS",
+    "REGION_ATTRS",
     "Array",
     "AttrValue",
     "DType",

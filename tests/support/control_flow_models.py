@@ -61,7 +61,8 @@ def cond_if_select(
             ser.addInputTensor(a)
             ser.addInputTensor(b)
             result = ser.addOutput(result_shape, DType.FP32)
-            ser.addOperator(op, [a.name, b.name], [result.name], _attr("Add" if op == Op.ADD else "Sub"))
+            name = "Add" if op == Op.ADD else "Sub"
+            ser.addOperator(op, [a.name, b.name], [result.name], _attr(name))
 
     return _serialize(folder, build)
 

@@ -1,13 +1,12 @@
 """TOSA flatbuffer -> :class:`vgfc.ir.Graph`.
 
-Reads the main block of the main region (and, when it has control flow, the first block of
-every other region: the graphs COND_IF and WHILE_LOOP run), keeps constant data as read-only views of the input
-buffer (:class:`vgfc.ir.Data`; the file is memory-mapped, so nothing is copied until a later
-stage needs it) and
-turns every structural problem into an :class:`~vgfc.diagnostics.InputError` that names the file
-and the operator or tensor. Names, string attributes, ranks, element counts and shape values are
-held to :data:`vgfc.limits.LIMITS` as they are read, so no later stage meets a value it cannot
-hold.
+Reads the main block of the main region (and, when it has control flow, the first block of every
+other region: the graphs COND_IF and WHILE_LOOP run), keeps constant data as read-only views of the
+input buffer (:class:`vgfc.ir.Data`; the file is memory-mapped, so nothing is copied until a later
+stage needs it) and turns every structural problem into an :class:`~vgfc.diagnostics.InputError`
+that names the file and the operator or tensor. Names, string attributes, ranks, element counts and
+shape values are held to :data:`vgfc.limits.LIMITS` as they are read, so no later stage meets a
+value it cannot hold.
 
 Why the fields are decoded here rather than through the generated ``tosa`` classes: those build
 a Python object per table and run several checked ``struct`` reads per field, so a
@@ -39,7 +38,6 @@ from types import MappingProxyType
 from vgfc.diagnostics import InputError, Location, UnsupportedError, VgfcError
 from vgfc.ir import REGION_ATTRS, Data, DType, Graph, Operator, Tensor, Version
 from vgfc.limits import LIMITS, quote
-from vgfc.record import replace
 from vgfc.read.buffer import U8, U32, U64, Buffer, Corrupt
 from vgfc.read.schema import schema
 from vgfc.read.values import (
@@ -50,6 +48,7 @@ from vgfc.read.values import (
     needed_bytes,
     typed_clamp,
 )
+from vgfc.record import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -165,23 +164,28 @@ class Reader(Buffer):
             decode_name(raw, "region name") or f"region_{i}" for i, raw in enumerate(raw_names)
         )
         index = names.index("main") if "main" in names else 0
-        main = self.block(regions[index], region_fields[index][1], raw_names[index], version)
+        main_at, blocks_at = regions[index], region_fields[index][1]
+        first = self.first_block(main_at, blocks_at)
+        if first is None:
+            raise InputError(f"region '{decode_text(raw_names[index])}' has no basic blocks")
+        main = self.block(first, version)
         blocks: dict[str, Graph] = {}
         if any(op.op in REGION_ATTRS for op in main.operators):
-            # Control flow: the other regions' blocks are graphs that it runs.
+            # Control flow: the other regions' blocks are graphs that it runs (a region without
+            # one is found missing where an op refers to it).
             for i, name in enumerate(names):
-                if i != index and name not in blocks and region_fields[i][1]:
-                    blocks[name] = self.block(
-                        regions[i], region_fields[i][1], raw_names[i], version
-                    )
+                first = self.first_block(regions[i], region_fields[i][1])
+                if i != index and name not in blocks and first is not None:
+                    blocks[name] = self.block(first, version)
         return replace(main, regions=names, blocks=MappingProxyType(blocks))
 
-    def block(self, region: int, blocks_at: int, raw_name: Any, version: Version) -> Graph:
-        """The first basic block of the region at ``region``, as a graph."""
+    def first_block(self, region: int, blocks_at: int) -> int | None:
+        """The first basic block of the region at ``region``, if it has one."""
         blocks = self.offsets(region + blocks_at) if blocks_at else []
-        if not blocks:
-            raise InputError(f"region '{decode_text(raw_name)}' has no basic blocks")
-        block = blocks[0]
+        return blocks[0] if blocks else None
+
+    def block(self, block: int, version: Version) -> Graph:
+        """The basic block at ``block``, as a graph."""
         layouts = self.schema.voffsets
         ops_at, tensors_at, inputs_at, outputs_at, shapes_at = self.fields(
             block, layouts["TosaBasicBlock"]
