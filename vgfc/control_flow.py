@@ -53,9 +53,7 @@ def inline_control_flow(graph: Graph) -> Graph:
         return graph
     inliner = _Inliner(graph)
     ops = inliner.block(graph, {}, None, depth=0)
-    operators = tuple(
-        replace(op, index=i, source_index=op.file_index) for i, op in enumerate(ops)
-    )
+    operators = tuple(replace(op, index=i, source_index=op.file_index) for i, op in enumerate(ops))
     return replace(graph, operators=operators, tensors=MappingProxyType(inliner.tensors))
 
 
@@ -74,7 +72,12 @@ class _Inliner:
         return name
 
     def block(
-        self, block: Graph, rename: dict[str, str], outer: Operator | None, *, depth: int,
+        self,
+        block: Graph,
+        rename: dict[str, str],
+        outer: Operator | None,
+        *,
+        depth: int,
         why: str | None = None,
     ) -> list[Operator]:
         """The operators of ``block`` with their tensors renamed by ``rename`` (extended with
@@ -154,9 +157,7 @@ class _Inliner:
                 key=key,
             )
 
-    def results(
-        self, op: Operator, key: str, ops: list[Operator], got: tuple[str, ...]
-    ) -> None:
+    def results(self, op: Operator, key: str, ops: list[Operator], got: tuple[str, ...]) -> None:
         if len(got) != len(op.outputs):
             raise InputError(
                 f"the region gives {len(got)} results but {op.op} has {len(op.outputs)} outputs",
@@ -209,8 +210,16 @@ class _Inliner:
                 pick, reshaped = self.condition_of_rank(op, condition, rank, why)
                 out += reshaped
                 by_rank[rank] = pick
-            out.append(replace(op, op="SELECT", inputs=(pick, a, b), outputs=(result,),
-                               attrs=MappingProxyType({}), inserted=why))
+            out.append(
+                replace(
+                    op,
+                    op="SELECT",
+                    inputs=(pick, a, b),
+                    outputs=(result,),
+                    attrs=MappingProxyType({}),
+                    inserted=why,
+                )
+            )
         return out
 
     def condition_of_rank(
@@ -231,15 +240,33 @@ class _Inliner:
         )
         name = self.fresh(f"{condition}.rank{rank}")
         self.tensors[name] = Tensor(name, (1,) * rank, DType.BOOL)
-        const = replace(op, op="CONST_SHAPE", inputs=(), outputs=(shape_name,),
-                        attrs=MappingProxyType({}), inserted=why)
-        reshape = replace(op, op="RESHAPE", inputs=(condition, shape_name), outputs=(name,),
-                          attrs=MappingProxyType({}), inserted=why)
+        const = replace(
+            op,
+            op="CONST_SHAPE",
+            inputs=(),
+            outputs=(shape_name,),
+            attrs=MappingProxyType({}),
+            inserted=why,
+        )
+        reshape = replace(
+            op,
+            op="RESHAPE",
+            inputs=(condition, shape_name),
+            outputs=(name,),
+            attrs=MappingProxyType({}),
+            inserted=why,
+        )
         return name, [const, reshape]
 
     def identity(self, op: Operator, source: str, result: str, why: str) -> Operator:
-        return replace(op, op="IDENTITY", inputs=(source,), outputs=(result,),
-                       attrs=MappingProxyType({}), inserted=why)
+        return replace(
+            op,
+            op="IDENTITY",
+            inputs=(source,),
+            outputs=(result,),
+            attrs=MappingProxyType({}),
+            inserted=why,
+        )
 
     # -- WHILE_LOOP ------------------------------------------------------------------------
 
@@ -248,7 +275,8 @@ class _Inliner:
         cond_block = self.region(op, "cond_graph")
         if len(cond_block.outputs) != 1:
             raise InputError(
-                "the condition graph must give one BOOL value", self.graph.where(op),
+                "the condition graph must give one BOOL value",
+                self.graph.where(op),
                 key="cond_graph",
             )
         state = tuple(op.inputs)
