@@ -13,7 +13,7 @@ the report lists them):
 - **WHILE_LOOP**: unrolled when its condition can be decided at compile time on every trip: the
   loop values the condition graph reads must follow from constants through the integer and
   boolean operators of :data:`_EVALUATORS` (evaluated exactly, with numpy), and the loop must
-  end within :data:`MAX_TRIPS` trips. Otherwise it is refused with the reason.
+  end within ``loop_trips_max`` trips (:data:`vgfc.limits.LIMITS`). Otherwise it is refused.
 
 Nested control flow (a branch or a body with its own COND_IF) is converted from the inside out.
 Nothing here is a library's job: no maintained TOSA tool does if-conversion or unrolling (the
@@ -28,16 +28,14 @@ from types import MappingProxyType
 
 from vgfc.diagnostics import InputError, UnsupportedError
 from vgfc.ir import REGION_ATTRS, Data, DType, Graph, Operator, Tensor
+from vgfc.limits import LIMITS
 from vgfc.record import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.ir import Array
 
-__all__ = ["MAX_TRIPS", "has_control_flow", "inline_control_flow"]
-
-MAX_TRIPS = 1024
-"""The most trips a WHILE_LOOP is unrolled for; a longer loop is refused."""
+__all__ = ["has_control_flow", "inline_control_flow"]
 
 
 def has_control_flow(graph: Graph) -> bool:
@@ -62,6 +60,8 @@ class _Inliner:
         self.graph = graph
         self.tensors: dict[str, Tensor] = dict(graph.tensors)
         self.used: set[str] = set(graph.tensors)
+        self.added = 0
+        """Operators written out so far (held to ``written_out_ops_max``)."""
 
     def fresh(self, base: str) -> str:
         name, n = base, 1
@@ -85,6 +85,13 @@ class _Inliner:
         out: list[Operator] = []
         for op in block.operators:
             if outer is not None:  # a branch's op: fresh names, marked as vgfc's
+                self.added += 1
+                if self.added > LIMITS.written_out_ops_max:
+                    raise UnsupportedError(
+                        "writing out this control flow would add more than "
+                        f"{LIMITS.written_out_ops_max} operators (written_out_ops_max)",
+                        self.graph.where(outer),
+                    )
                 for name in op.outputs:
                     if name not in rename:
                         new = self.fresh(f"{outer_prefix(outer)}{name}")
@@ -114,7 +121,7 @@ class _Inliner:
         found = self.graph.blocks.get(name) if isinstance(name, str) else None
         if found is None:
             raise InputError(
-                f"refers to region {name!r}, which has no basic block",
+                f"refers to region {name!r}, which has no basic block of its own to run",
                 self.graph.where(op),
                 key=key,
             )
@@ -289,7 +296,7 @@ class _Inliner:
             )
         values: dict[str, Array | None] = {n: _value(self.tensors[n]) for n in state}
         out: list[Operator] = []
-        for trip in range(MAX_TRIPS + 1):
+        for trip in range(LIMITS.loop_trips_max + 1):
             decided = _evaluate_all(cond_block, [values[n] for n in state], self.tensors)[0]
             if decided is None:
                 read = {n for o in cond_block.operators for n in o.inputs}
@@ -311,7 +318,7 @@ class _Inliner:
                     self.identity(op, source, result, why)
                     for source, result in zip(state, op.outputs, strict=True)
                 ]
-            if trip == MAX_TRIPS:
+            if trip == LIMITS.loop_trips_max:
                 break
             why = f"trip {trip + 1} of {label} (unrolled)"
             body = self.region(op, "body_graph")
@@ -322,7 +329,7 @@ class _Inliner:
             out += ops
             state = got
         raise UnsupportedError(
-            f"cannot unroll {label}: it runs more than {MAX_TRIPS} trips",
+            f"cannot unroll {label}: it runs more than {LIMITS.loop_trips_max} trips",
             self.graph.where(op),
         )
 

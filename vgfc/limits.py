@@ -83,6 +83,13 @@ class Limits:
     """Elements of one tensor (product of its static dimensions): at most 32 GiB at 8 bytes each,
     and every element count fits in an int64, so numpy never sees an overflowing shape."""
 
+    # -- control flow (vgfc/control_flow.py) -------------------------------------------------
+    loop_trips_max: int = 1024
+    """Trips a WHILE_LOOP is unrolled for; a longer loop is refused."""
+    written_out_ops_max: int = 1 << 20
+    """Operators that writing out control flow (if-conversion, unrolling, nesting) may add to a
+    graph: a loop of a large body, or branches nested in loops, cannot grow it without end."""
+
     # -- files vgfc reads (vgfc/files/inputs.py: checked with stat before a byte is read) ---------
     library_bytes_max: int = 4 << 20
     """Size of a kernel library file (YAML). The bundled MediaPipe library has 30 KB; 4 MiB is

@@ -20,8 +20,9 @@ from paths import DATA
 from reference_tools import tool
 
 import vgfc
-from vgfc.control_flow import MAX_TRIPS, inline_control_flow
+from vgfc.control_flow import inline_control_flow
 from vgfc.diagnostics import InputError, UnsupportedError
+from vgfc.limits import LIMITS
 from vgfc.read import load
 from vgfc.runner import run_vgf
 
@@ -138,8 +139,19 @@ def test_an_official_while_loop_test_is_refused_by_check_too(tmp_path: Path) -> 
 
 
 def test_a_loop_longer_than_the_limit_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(UnsupportedError, match=f"more than {MAX_TRIPS} trips"):
-        vgfc.compile(while_loop(tmp_path, MAX_TRIPS + 1), tmp_path / "x.vgf")
+    trips = LIMITS.loop_trips_max
+    with pytest.raises(UnsupportedError, match=f"more than {trips} trips"):
+        vgfc.compile(while_loop(tmp_path, trips + 1), tmp_path / "x.vgf")
+
+
+def test_written_out_control_flow_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vgfc.limits import Limits
+
+    monkeypatch.setattr("vgfc.control_flow.LIMITS", Limits(written_out_ops_max=5))
+    with pytest.raises(UnsupportedError, match="would add more than 5 operators"):
+        vgfc.compile(while_loop(tmp_path, 3), tmp_path / "x.vgf")  # 2 per trip, then 2 more
 
 
 def test_an_all_zero_constant_output_is_written(stack: object, tmp_path: Path) -> None:
