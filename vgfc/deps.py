@@ -93,6 +93,10 @@ class DepsAsked:
                 "with -o - the VGF has no file name for a dependency file or its rule: give "
                 "-MF FILE and -MT TARGET"
             )
+        if self.target is None and ("\n" in os.fspath(output) or "\r" in os.fspath(output)):
+            raise UsageError(
+                "the VGF's name holds a line break, which a Make rule cannot hold: give -MT TARGET"
+            )
         path = self.file if self.file is not None else output.with_suffix(".d")
         target = self.target if self.target is not None else escape(os.fspath(output))
         return Depfile(path, target, self.phony)
