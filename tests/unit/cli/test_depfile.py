@@ -162,6 +162,20 @@ def test_a_depfile_that_cannot_be_written(cli, project: Path, depfile: str, mess
     assert not (project / "m.vgf").exists()
 
 
+@pytest.mark.parametrize("kind", ["fifo", "loop"])
+def test_a_depfile_path_that_is_no_regular_file(cli, project: Path, kind: str) -> None:
+    path = project / "m.d"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(path)
+    run = cli("compile", "m.tosa", "-I", "inc", "-MD")
+    assert run.code == 1, run.err
+    assert "m.d: cannot write output file" in run.err and run.err.count("\n") == 1
+    assert not (project / "m.vgf").exists()
+    assert path.is_symlink() if kind == "loop" else path.is_fifo()
+
+
 def test_a_depfile_never_replaces_an_include(cli, project: Path) -> None:
     """Which files a shader includes is known only once it is compiled: the refusal comes then,
     and the VGF is not written either."""
