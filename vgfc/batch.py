@@ -70,7 +70,7 @@ def compile_job(job: Job, options: Options) -> Outcome:
 
     start = time.perf_counter()
     try:
-        result = compile_to(job.model, job.output, job.report, options)
+        result = compile_to(job.model, job.output, job.report, options, depfile=job.depfile)
     except VgfcError as e:
         return Outcome(
             job,

@@ -19,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
+    from vgfc.deps import Depfile
     from vgfc.ir import Graph
     from vgfc.lower import LoweredModule
     from vgfc.partition import Plan
@@ -98,6 +99,8 @@ class ToFile:
     the :class:`vgfc.files.outputs.Staged` outputs, for :func:`vgfc.files.outputs.commit` (or
     :func:`vgfc.files.outputs.discard`) once the caller knows it wants them (``vgfc compile`` prints
     its summary first, so that output it cannot print leaves the old files)."""
+    depfile: Depfile | None = None
+    """Also a dependency file (``-MD``/``-MF``), renamed into place with the VGF."""
 
 
 @record
@@ -140,6 +143,11 @@ class Compilation:
     """The written VGF's SHA-256, where a report records it."""
     diagnostics: tuple[Diagnostic, ...] = ()
     """Warnings, and with ``keep_going`` the errors, in pipeline order."""
+    reads: tuple[str, ...] = ()
+    """Every file the compile read, in the order the stages read them (a file read twice is
+    here twice): the model, the kernel libraries, the shader files of the kernels bound, and
+    each ``#include`` a shader opened, also for a shader taken from the cache. What a
+    dependency file lists (:mod:`vgfc.deps`)."""
     timings: tuple[tuple[str, float], ...] = ()
     """(stage, seconds) in pipeline order."""
 

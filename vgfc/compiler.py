@@ -38,6 +38,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
+    from vgfc.deps import Depfile
     from vgfc.files.outputs import Staged
     from vgfc.resolve.library.records import Library
 
@@ -86,7 +87,7 @@ def _errors_or_raise(errors: list[VgfcError], keep_going: bool) -> tuple[Diagnos
 def _read(done: Compilation, request: Request) -> Produced:
     from vgfc.read import load
 
-    return {"graph": load(request.source)}
+    return {"graph": load(request.source), "reads": (os.fspath(request.source),)}
 
 
 def _verify(done: Compilation, request: Request) -> Produced:
@@ -107,15 +108,18 @@ def _verify(done: Compilation, request: Request) -> Produced:
 def _resolve(done: Compilation, request: Request) -> Produced:
     options = request.options
     libraries: tuple[Library, ...] = ()
+    reads: tuple[str, ...] = ()
     if options.kernels:
-        from vgfc.resolve.library.load import load_libraries
+        from vgfc.resolve.library.load import library_file, load_libraries
 
         # A library's shader files and include folders may also lie in the -I folders.
         libraries = load_libraries(options.kernels, include_dirs=options.shader.include_dirs)
+        reads = tuple(os.fspath(library_file(name)) for name in options.kernels)
     graph = done.graph
     assert graph is not None
     if not any(op.op == "CUSTOM" for op in graph.operators):
-        return {"libraries": libraries}  # nothing to bind (and the resolve package need not load)
+        # Nothing to bind (and the resolve package need not load).
+        return {"libraries": libraries, "reads": reads}
     from vgfc.resolve import resolve
 
     resolution = resolve(
@@ -125,7 +129,10 @@ def _resolve(done: Compilation, request: Request) -> Produced:
         libraries=libraries,
         auto_convert=options.auto_convert,
     )
+    # The shader files of the kernels bound (a shader the model carries has no file).
+    shaders = (op.shader.source_file for op in resolution.graph.operators if op.shader is not None)
     return {
+        "reads": (*reads, *(name for name in shaders if name is not None)),
         "graph": resolution.graph,
         "order": resolution.order,
         "libraries": libraries,
@@ -157,7 +164,11 @@ def _lower(done: Compilation, request: Request) -> Produced:
         keep_going=request.keep_going,
         skip=done.unbound,
     )
-    return {"modules": lowered.modules, "diagnostics": lowered.diagnostics}
+    return {
+        "modules": lowered.modules,
+        "diagnostics": lowered.diagnostics,
+        "reads": lowered.includes,
+    }
 
 
 def _layout(done: Compilation, request: Request) -> Produced:
@@ -283,7 +294,13 @@ def compile_model(
             finally:
                 timings.append((stage.name, time.perf_counter() - started))
             new = produced.pop("diagnostics", ())
-            done = replace(done, **produced, diagnostics=(*done.diagnostics, *new))
+            read = produced.pop("reads", ())
+            done = replace(
+                done,
+                **produced,
+                diagnostics=(*done.diagnostics, *new),
+                reads=(*done.reads, *read),
+            )
             if stop or (stage.halts and done.errors):
                 break
         done = replace(done, timings=tuple(timings))
@@ -299,12 +316,21 @@ def compile_model(
 
 def _place(done: Compilation, request: Request, held: list[Staged], hold: list[Any] | None) -> None:
     """The written VGF, with its report (which records the file's size, SHA-256 and the time of
-    every stage), renamed into place together, or left with the caller's ``hold``: an interrupt
-    leaves both old or both new."""
+    every stage) and its dependency file, renamed into place together, or left with the
+    caller's ``hold``: an interrupt leaves all old or all new."""
     from vgfc.files.outputs import commit, stage
 
     sink = request.sink
     assert isinstance(sink, ToFile)
+    if sink.depfile is not None:
+        from vgfc.deps import make_rule
+
+        rule = make_rule(sink.depfile, done.reads)
+        read: tuple[str | os.PathLike[str], ...] = (
+            *input_files(request.source, request.options, done.libraries),
+            *done.reads,
+        )
+        held.insert(0, stage(sink.depfile.path, rule, inputs=(*read, sink.path)))
     if sink.report is not None:
         import json
 
@@ -327,11 +353,12 @@ def compile_to(
     report: str | os.PathLike[str] | None = None,
     options: Options | None = None,
     on_stage: Callable[[str], None] | None = None,
+    depfile: Depfile | None = None,
 ) -> Compilation:
-    """Compile ``source`` and write the VGF to ``output`` (and the JSON report to ``report``),
-    each atomically. Raises the first :class:`VgfcError`; then no file has been written, and
-    existing ones are left as they were."""
-    sink = ToFile(Path(output), Path(report) if report is not None else None)
+    """Compile ``source`` and write the VGF to ``output`` (and the JSON report to ``report``,
+    the dependency file ``depfile``), each atomically. Raises the first :class:`VgfcError`;
+    then no file has been written, and existing ones are left as they were."""
+    sink = ToFile(Path(output), Path(report) if report is not None else None, depfile=depfile)
     return compile_model(source, options, on_stage, sink=sink)
 
 
@@ -340,6 +367,10 @@ def compile(  # vgfc.compile, as the command is vgfc compile
     output: str | os.PathLike[str] | None = None,
     *,
     report: str | os.PathLike[str] | None = None,
+    deps: bool = False,
+    depfile: str | os.PathLike[str] | None = None,
+    deps_target: str | None = None,
+    deps_phony: bool = False,
     **options: Any,
 ) -> Compilation:
     """``vgfc compile`` in this process, for tools that are Python already.
@@ -348,19 +379,26 @@ def compile(  # vgfc.compile, as the command is vgfc compile
     ``report``), else keeps it in :attr:`Compilation.vgf`. ``options`` are the compile options
     of :data:`vgfc.options.OPTIONS` by name (``kernels``, ``target``, ``include_dirs``,
     ``defines``, ``target_env``, ``shader_timeout``, ``cache``, ``keep_source``,
-    ``auto_convert``, ...), checked as the command line checks them. Raises :class:`VgfcError`
+    ``auto_convert``, ...), checked as the command line checks them. ``deps``, ``depfile``,
+    ``deps_target`` and ``deps_phony`` write a dependency file as ``-MD``, ``-MF``, ``-MT`` and
+    ``-MP`` do (:mod:`vgfc.deps`); they need ``output``. Raises :class:`VgfcError`
     for the errors the command exits 1 with (the same messages), ValueError for a usage error
     (the command's exit 2), TypeError for an unknown option. Warnings are in
     :attr:`Compilation.warnings`."""
     from vgfc.compilation import make_options
+    from vgfc.deps import asked
 
     settings = make_options(**options)
+    wanted = asked(deps, depfile, deps_target, deps_phony)
     if output is None:
         if report is not None:
             raise UsageError("a report needs an output file")
+        if wanted.wanted:
+            raise UsageError("a dependency file needs an output file")
         return compile_model(model, settings)
     from vgfc.jobs import check_outputs, plan_jobs
 
-    (job,) = plan_jobs((Path(model),), Path(output), None, os.fspath(report) if report else None)
+    report_name = os.fspath(report) if report else None
+    (job,) = plan_jobs((Path(model),), Path(output), None, report_name, wanted)
     check_outputs(job, settings)
-    return compile_to(job.model, job.output, job.report, settings)
+    return compile_to(job.model, job.output, job.report, settings, depfile=job.depfile)

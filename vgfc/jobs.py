@@ -14,6 +14,7 @@ from vgfc.record import record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.compilation import Options
+    from vgfc.deps import Depfile, DepsAsked
     from vgfc.resolve.library.records import Library
 
 __all__ = ["Job", "check_arguments", "check_outputs", "input_files", "plan_jobs"]
@@ -26,6 +27,8 @@ class Job:
     model: Path
     output: Path
     report: Path | None = None
+    depfile: Depfile | None = None
+    """Where the dependency file goes (``-MD``/``-MF``) and its rule's target."""
 
 
 def check_arguments(
@@ -78,10 +81,17 @@ def _real(path: Path) -> Path:
 
 
 def plan_jobs(
-    models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
+    models: tuple[Path, ...],
+    output: Path | None,
+    output_dir: Path | None,
+    report: str | None,
+    deps: DepsAsked | None = None,
 ) -> list[Job]:
-    """Where each model's files go; two models that would write one file are a usage error."""
+    """Where each model's files go; two models that would write one file are a usage error.
+    ``deps``: the dependency files asked for (``-MD``, ``-MF``, ``-MT``, ``-MP``)."""
     check_arguments(models, output, output_dir, report)
+    if deps is not None:
+        deps.check(len(models))
     jobs = []
     writers: dict[Path, Path] = {}
     inputs = {_real(model): model for model in models}
@@ -98,17 +108,30 @@ def plan_jobs(
             report_path = target.with_suffix(".report.json")
         else:
             report_path = Path(report)
-        for path in (target, report_path):
+        depfile = deps.depfile(target) if deps is not None else None
+        dep_path = depfile.path if depfile is not None else None
+        for path in (target, report_path, dep_path):
             if path is not None and path.is_dir():
                 raise UsageError(f"{model}: cannot write {path}: it is a directory")
             if path is not None and _real(path) in inputs:
                 # `--report a.tosa b.tosa`: the flag took the model after it as its FILE.
-                taken = " (--report took the word after it as FILE)" if path == report_path else ""
+                taken = (
+                    " (--report took the word after it as FILE)"
+                    if path == report_path and path != dep_path
+                    else ""
+                )
                 raise UsageError(
                     f"{model}: writing {path} would replace the model {inputs[_real(path)]}{taken}"
                 )
         if report_path is not None and _real(report_path) == _real(target):
             raise UsageError(f"{model}: the report and the VGF would both be written to {target}")
+        if dep_path is not None:
+            for other, what in ((target, "VGF"), (report_path, "report")):
+                if other is not None and _real(dep_path) == _real(other):
+                    raise UsageError(
+                        f"{model}: the dependency file and the {what} would both be written "
+                        f"to {dep_path}"
+                    )
         key = _real(target)
         if key in writers:
             raise UsageError(
@@ -120,7 +143,7 @@ def plan_jobs(
                 )
             )
         writers[key] = model
-        jobs.append(Job(model, target, report_path))
+        jobs.append(Job(model, target, report_path, depfile))
     return jobs
 
 
@@ -130,7 +153,8 @@ def check_outputs(job: Job, options: Options) -> None:
     from vgfc.files.outputs import check_output
 
     inputs = input_files(job.model, options)
-    for path in (job.output, job.report):
+    depfile = job.depfile.path if job.depfile is not None else None
+    for path in (job.output, job.report, depfile):
         if path is not None:
             check_output(path, inputs=inputs)
 

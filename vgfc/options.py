@@ -69,6 +69,7 @@ KINDS = (
     "file",
     "folder",
     "report",
+    "text",
     "dirs",
     "defines",
     "names",
@@ -146,6 +147,41 @@ OPTIONS: tuple[Option, ...] = (
         "<stem>.report.json; with several models FILE is not allowed.",
         kind="report",
         metavar="[FILE]",
+        commands=("compile",),
+    ),
+    Option(
+        "deps",
+        ("-MD",),
+        "Also write a dependency file, as gcc does: a Make rule naming every file the compile "
+        "read (the model, kernel libraries, shader files, each #include opened), next to the "
+        "VGF as <output without its suffix>.d (OUTDIR/<stem>.d in batch mode). make, ninja "
+        "(deps = gcc) and CMake (DEPFILE) read it.",
+        default=False,
+        commands=("compile",),
+    ),
+    Option(
+        "depfile",
+        ("-MF",),
+        "Write the dependency file to FILE (implies -MD). One MODEL only.",
+        kind="file",
+        metavar="FILE",
+        commands=("compile",),
+    ),
+    Option(
+        "deps_target",
+        ("-MT",),
+        "The target of the dependency file's rule, written as given (default: the VGF's path "
+        "as -o names it, escaped for Make).",
+        kind="text",
+        metavar="TARGET",
+        commands=("compile",),
+    ),
+    Option(
+        "deps_phony",
+        ("-MP",),
+        "Also write an empty rule for each dependency but the model, so that make does not "
+        "fail when an include is deleted.",
+        default=False,
         commands=("compile",),
     ),
     Option(

@@ -54,6 +54,9 @@ GROUPS = st.one_of(
             "-j",
             "--quiet=1",
             "--report",
+            "-MD",
+            "-MP",
+            "-M",
         ]
     ).map(lambda f: [f]),
     st.tuples(
@@ -73,6 +76,8 @@ GROUPS = st.one_of(
                 "--shader-timeout",
                 "--shader-memory",
                 "-j",
+                "-MF",
+                "-MT",
             ]
         ),
         st.sampled_from(
@@ -132,6 +137,8 @@ def test_the_quick_parse_is_clicks_or_none(folder: Path, args: list[str]) -> Non
         ["m.tosa", "--kernels", "lib.yaml", "--kernels", "mediapipe", "--target", "executorch"],
         ["m.tosa", "-I", "inc", "-D", "N=4", "--target-env", "vulkan1.3", "--no-cache"],
         ["m.tosa", "--shader-timeout", "0", "--keep-source", "--no-auto-convert"],
+        ["m.tosa", "-o", "out.vgf", "-MD", "-MP"],
+        ["m.tosa", "-o", "out.vgf", "-MF", "out.vgf.d", "-MT", "out.vgf"],
     ],
 )
 def test_the_usual_command_lines_take_the_quick_path(folder: Path, args: list[str]) -> None:

@@ -36,6 +36,10 @@ def compile_command(
     output: Path | None,
     output_dir: Path | None,
     report: str | None,
+    deps: bool,
+    depfile: Path | None,
+    deps_target: str | None,
+    deps_phony: bool,
     jobs: int,
     as_json: bool,
     quiet: bool,
@@ -58,12 +62,15 @@ def compile_command(
 
     \b
         vgfc compile a.tosa b.tosa c.tosa -d out/ -j 0 --report
+        vgfc compile model.tosa -o out/model.vgf -MD -MP    # and out/model.d for make
     """
+    from vgfc.deps import asked
     from vgfc.jobs import plan_jobs
     from vgfc.options import UsageError
 
     try:
-        job_list = plan_jobs(models, output, output_dir, report)
+        wanted = asked(deps, depfile, deps_target, deps_phony)
+        job_list = plan_jobs(models, output, output_dir, report, wanted)
     except UsageError as e:
         raise click.UsageError(str(e)) from None
     batch = len(models) > 1 or output_dir is not None or as_json

@@ -43,7 +43,7 @@ def _compile_quietly_or_not(job: Job, options: Options, *, quiet: bool) -> None:
         _compile_and_show(job, options)
         return
     # Nothing printed but warnings.
-    result = compile_to(job.model, job.output, job.report, options)
+    result = compile_to(job.model, job.output, job.report, options, depfile=job.depfile)
     if result.warnings:
         console = diagnostics_console()
         for d in result.warnings:
@@ -59,7 +59,7 @@ def _compile_and_show(job: Job, options: Options) -> None:
     from vgfc.files.outputs import WRITES, Staged, commit, discard
 
     held: list[Staged] = []
-    sink = ToFile(job.output, job.report, hold=held)
+    sink = ToFile(job.output, job.report, hold=held, depfile=job.depfile)
     try:
         _show(job, options, sink)
         sys.stdout.flush()

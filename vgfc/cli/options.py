@@ -145,6 +145,7 @@ def _click_option(option: Option) -> Callable[[F], F]:
             "count": lambda: Count(option.maximum),
             "file": lambda: click.Path(dir_okay=False, path_type=Path),
             "folder": lambda: click.Path(file_okay=False, path_type=Path),
+            "text": lambda: click.STRING,
         }
         kwargs["type"] = types[kind]()
         if option.default is not None:

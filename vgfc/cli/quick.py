@@ -94,7 +94,7 @@ def _convert(option: Option, value: str) -> Any:
             return None  # click's int() and its message (a long one is past any bound)
         top = option.maximum
         return int(value) if top is None or int(value) <= top else None
-    if kind in ("names", "defines"):
+    if kind in ("names", "defines", "text"):
         return value
     return None  # -d: batch mode, which click parses
 
@@ -179,11 +179,15 @@ def run_quick(argv: list[str]) -> bool:
     if params is None:
         return False
 
+    from vgfc.deps import asked
     from vgfc.jobs import plan_jobs
     from vgfc.options import UsageError
 
     try:
-        (job,) = plan_jobs(params["models"], params["output"], None, params["report"])
+        wanted = asked(
+            params["deps"], params["depfile"], params["deps_target"], params["deps_phony"]
+        )
+        (job,) = plan_jobs(params["models"], params["output"], None, params["report"], wanted)
     except UsageError:
         return False  # click says it, with its usage line
     prepare_process()

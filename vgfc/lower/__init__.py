@@ -45,6 +45,8 @@ class Lowered:
     """One per partition; ``None`` only where lowering failed or was skipped (``keep_going``)."""
     diagnostics: tuple[Diagnostic, ...]
     """Warnings, in partition order; with ``keep_going`` also each failed partition's error."""
+    includes: tuple[str, ...] = ()
+    """The files the shaders' ``#include`` directives opened, in partition order."""
 
 
 def lower(
@@ -70,6 +72,7 @@ def lower(
         graphs = _lower_graphs(graph, plan, bindings, keep_going, skip)
         modules: list[LoweredModule | None] = []
         diagnostics: list[Diagnostic] = []
+        includes: list[str] = []
         for i, p in enumerate(plan.partitions):
             if skip.intersection(p.operators):
                 modules.append(None)
@@ -83,6 +86,7 @@ def lower(
                     module = lowered
                 else:
                     module = _lower_shader(graph, p, options, builds)
+                    includes.extend(module.includes)
             except VgfcError as e:
                 if not keep_going:
                     raise
@@ -94,7 +98,7 @@ def lower(
     finally:
         if builds is not None:
             builds.close()
-    return Lowered(tuple(modules), tuple(diagnostics))
+    return Lowered(tuple(modules), tuple(diagnostics), tuple(includes))
 
 
 def _lower_graphs(

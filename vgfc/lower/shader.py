@@ -51,6 +51,8 @@ class ShaderModule:
     """Workgroup counts for vkCmdDispatch."""
     push_constant_ranges: tuple[PushConstantRange, ...]
     warnings: tuple[Diagnostic, ...] = ()
+    includes: tuple[str, ...] = ()
+    """The files the shader's ``#include`` directives opened."""
 
 
 def lower_shader(
@@ -87,7 +89,7 @@ def lower_shader(
         if spec.push_constants
         else ()
     )
-    return ShaderModule(op, spec, spirv, info, dispatch, ranges, tuple(warnings))
+    return ShaderModule(op, spec, spirv, info, dispatch, ranges, tuple(warnings), compiled.includes)
 
 
 def shader_request(spec: ShaderSpec, options: CompileOptions) -> ShaderRequest | None:

@@ -164,7 +164,8 @@ def _finish(request: ShaderRequest, binary: Binary) -> CompiledShader:
     problem = validation_problem(spirv, request.options.target_env)
     if problem is not None:
         raise _validation_error(request, spirv, *problem)
-    result = CompiledShader(spirv, reflect(spirv, request.entry_point))
+    opened = tuple(path for path, sha in includes if sha is not None)
+    result = CompiledShader(spirv, reflect(spirv, request.entry_point), opened)
     if request.options.cache:
         cache.store(request, result, includes)
     return result

@@ -46,6 +46,9 @@ class CompiledShader:
 
     spirv: bytes
     info: ShaderInfo
+    includes: tuple[str, ...] = ()
+    """The files its ``#include`` directives opened, in the order opened (a dependency file
+    lists them): recorded with the entry, so a cache hit knows them too."""
 
 
 ENTRY_BYTES_MAX = 64 << 20
@@ -93,9 +96,12 @@ def _decode(data: bytes, key: str) -> CompiledShader | None:
         if not all(_still(path, sha) for path, sha in header["includes"]):
             return None
         info = _info_from_json(header["info"])
+        includes = tuple(path for path, sha in header["includes"] if sha is not None)
+        if not all(isinstance(path, str) for path in includes):
+            return None
     except (ValueError, TypeError, KeyError):
         return None
-    return CompiledShader(spirv, info) if info is not None else None
+    return CompiledShader(spirv, info, includes) if info is not None else None
 
 
 def _still(path: str, sha: str | None) -> bool:

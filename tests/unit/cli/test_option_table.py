@@ -69,6 +69,7 @@ def test_every_quick_option_is_parsed_into_clicks_parameter(tmp_path: Path, monk
         "dirs": "inc",
         "defines": "N=1",
         "names": "lib.yaml",
+        "text": "target",
     }
     for option in options_of("compile"):
         if option.batch or option.kind == "report":
