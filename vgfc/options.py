@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPILING",
     "DEFAULTS",
+    "GRAPH_MIN_ENV",
     "OPTIONS",
     "REPORT_NEXT_TO_OUTPUT",
-    "GRAPH_MIN_ENV",
     "SPIRV_VERSIONS",
     "TARGET_ENVS",
     "TARGET_NAMES",
@@ -267,7 +267,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "target_env",
         ("--target-env",),
-        "Vulkan environment shaders are compiled and validated for.",
+        "Vulkan environment the VGF is for: shaders are compiled to the newest SPIR-V it "
+        "accepts (1.0, 1.3, 1.5, 1.6, 1.6 for vulkan1.0 to vulkan1.4) and validated for it; "
+        "ML partitions need vulkan1.3 or newer.",
         kind="choice",
         default="vulkan1.3",
         choices=TARGET_ENVS,
