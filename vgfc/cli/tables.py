@@ -72,11 +72,10 @@ def word_table(
         for row in cells:
             table.add_row(*row)
         return table
-    minimum = [min(n, max(len(header), _MIN_WIDTH)) for header, n in zip(columns, natural)]
+    pairs = zip(columns, natural, strict=True)
+    minimum = [min(n, max(len(header), _MIN_WIDTH)) for header, n in pairs]
     widths = fit_widths(natural, minimum, width - _GAP * (len(columns) - 1))
-    table = Table(
-        title=title, box=None, padding=(0, _GAP // 2), pad_edge=False, show_edge=False
-    )
+    table = Table(title=title, box=None, padding=(0, _GAP // 2), pad_edge=False, show_edge=False)
     for header, w in zip(columns, widths, strict=True):
         table.add_column(header, width=w, no_wrap=True, overflow="ellipsis")
     for row in cells:
