@@ -201,14 +201,17 @@ def _print(model: Path, verdict: Verdict) -> None:
 
 
 def check_lines(verdict: Verdict) -> list[str]:
-    """What each operator was checked against: runs of ops checked the same way share a line."""
+    """What each operator was checked against: runs of ops checked the same way share a line.
+    An unverified op says only that: why, and what to do, is said once per reason by the last
+    line of the command (:func:`_exit`), not once per op."""
     lines = ["checked:"]
     groups: list[tuple[str, list[str]]] = []
     for c in verdict.checks:
-        if groups and groups[-1][0] == c.against and " CUSTOM" not in c.label:
+        against = "unverified" if c.against.startswith("unverified: ") else c.against
+        if groups and groups[-1][0] == against and " CUSTOM" not in c.label:
             groups[-1][1].append(c.label)
         else:
-            groups.append((c.against, [c.label]))
+            groups.append((against, [c.label]))
     for against, labels in groups:
         first, last = labels[0].split()[0], labels[-1].split()[0]
         shown = labels[0] if len(labels) == 1 else f"{first}..{last} ({len(labels)} ops)"
