@@ -14,7 +14,7 @@ reported, and in which order, does not change.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from vgfc.diagnostics import Diagnostic, InternalError, UnsupportedError, VgfcError
 from vgfc.ir import Graph
@@ -55,11 +55,13 @@ def lower(
     *,
     keep_going: bool = False,
     skip: frozenset[int] = frozenset(),
+    on_shader: Callable[[int, int], None] | None = None,
 ) -> Lowered:
     """Lower every partition of ``plan``. ``bindings`` are the logical binding ids of the values
     that cross partitions; ``skip`` holds operator indices that failed an earlier stage (their
     partitions are left out, so one broken op is reported once). Raises the first
-    :class:`VgfcError` unless ``keep_going``."""
+    :class:`VgfcError` unless ``keep_going``. ``on_shader(done, total)`` is told as each
+    shader partition is lowered (a terminal's progress line)."""
     requests = _shader_requests(graph, plan, options, skip)
     builds = None
     if requests:
@@ -70,6 +72,10 @@ def lower(
         graphs = _lower_graphs(graph, plan, bindings, keep_going, skip, options)
         modules: list[LoweredModule | None] = []
         diagnostics: list[Diagnostic] = []
+        shaders = sum(p.kind is PartitionKind.SHADER for p in plan.partitions)
+        shaders_done = 0
+        if on_shader is not None and shaders:
+            on_shader(0, shaders)  # what the first shader's compile is waited for under
         for i, p in enumerate(plan.partitions):
             if skip.intersection(p.operators):
                 modules.append(None)
@@ -83,6 +89,9 @@ def lower(
                     module = lowered
                 else:
                     module = _lower_shader(graph, p, options, builds)
+                    shaders_done += 1
+                    if on_shader is not None:
+                        on_shader(shaders_done, shaders)
             except VgfcError as e:
                 if not keep_going:
                     raise

@@ -39,7 +39,7 @@ def _show(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(_show(v) for v in value) or "none"
     if isinstance(value, Sampler):
-        return ", ".join(f"{f.name} {getattr(value, f.name)}" for f in fields(value))
+        return ", ".join(f"{f} {getattr(value, f)}" for f in fields(value))
     return str(value)
 
 
