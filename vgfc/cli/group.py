@@ -47,6 +47,8 @@ class LazyGroup(click.Group):
             lines = verbose_lines() if "--verbose" in leading else [version_line()]
             click.echo("\n".join(lines))
             ctx.exit(0)
+        if "--verbose" in leading and not ctx.resilient_parsing:
+            ctx.fail("--verbose goes with --version: vgfc --version --verbose")
         return super().parse_args(ctx, _group_flags_first(args, len(leading)))
 
     def resolve_command(

@@ -257,3 +257,9 @@ def test_version_verbose_imports_nothing_heavy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert run.stdout.strip() == "[]"
+
+
+def test_verbose_without_version_is_a_usage_error(cli: Callable[..., Any]) -> None:
+    run = cli("--verbose", "check", "m.tosa")
+    assert run.code == 2
+    assert "--verbose goes with --version" in run.err
