@@ -50,6 +50,7 @@ run: $(VENV)/.installed ## install, then partition and compile the bundled mixed
 	$(VGFC) partition samples/mixed.tosa
 	$(VGFC) compile samples/mixed.tosa -o build/mixed.vgf --report build/mixed.report.json
 	@echo "wrote build/mixed.vgf and build/mixed.report.json; see them with: $(VGFC) inspect build/mixed.vgf"
+	@echo "vgfc is in $(VENV)/bin: '. $(VENV)/bin/activate' puts it on PATH; 'vgfc run' and 'vgfc verify' need: $(PY) -m pip install -e '.[run]'"
 
 # One pytest-xdist worker per core. --dist loadfile keeps each test file in one worker, so that a
 # session or module fixture (the conformance runs, the reference converter's files) is built once.

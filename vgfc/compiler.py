@@ -67,6 +67,9 @@ class Request:
     options: Options
     sink: Sink
     keep_going: bool = False
+    on_stage: Callable[[str], None] | None = None
+    """Told each stage's name as it starts, and how far a long stage is (``lower: 3/40
+    shaders``): what a terminal's status line shows."""
 
 
 Produced = dict[str, "Any"]
@@ -163,12 +166,20 @@ def _lower(done: Compilation, request: Request) -> Produced:
         request.options.shader,
         keep_going=request.keep_going,
         skip=done.unbound,
+        on_shader=None if request.on_stage is None else _shader_progress(request.on_stage),
     )
     return {
         "modules": lowered.modules,
         "diagnostics": lowered.diagnostics,
         "reads": lowered.includes,
     }
+
+
+def _shader_progress(on_stage: Callable[[str], None]) -> Callable[[int, int], None]:
+    def shader_done(done: int, total: int) -> None:
+        on_stage(f"lower: {done}/{total} shaders")
+
+    return shader_done
 
 
 def _layout(done: Compilation, request: Request) -> Produced:
@@ -263,7 +274,8 @@ def compile_model(
 ) -> Compilation:
     """Run the pipeline on the ``.tosa`` file ``source``, up to and including ``stop_after``
     (see :data:`STAGES`); the encode stage puts the VGF where ``sink`` says (by default, in
-    :attr:`Compilation.vgf`). ``on_stage`` is told each stage's name as it starts.
+    :attr:`Compilation.vgf`). ``on_stage`` is told each stage's name as it starts, and in the
+    lower stage how many of the shaders are done (``lower: 3/40 shaders``).
 
     Raises the first :class:`VgfcError` unless ``keep_going``; then every error is in
     ``diagnostics``, and the stages after the first failing one do not run.
@@ -275,7 +287,7 @@ def compile_model(
     hold = None
     if isinstance(sink, ToFile):  # the files are renamed into place at the end
         hold, sink = sink.hold, replace(sink, hold=held)
-    request = Request(source, options or Options(), sink, keep_going)
+    request = Request(source, options or Options(), sink, keep_going, on_stage)
     done = Compilation()
     timings: list[tuple[str, float]] = []
     try:

@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPILING",
     "DEFAULTS",
+    "GRAPH_MIN_ENV",
     "OPTIONS",
     "REPORT_NEXT_TO_OUTPUT",
+    "SPIRV_VERSIONS",
     "TARGET_ENVS",
     "TARGET_NAMES",
     "Option",
@@ -49,8 +51,22 @@ TARGET_NAMES = ("scenario-runner", "executorch")
 """The runtimes a VGF can be for (``--target``): the profiles of :mod:`vgfc.vgf.profiles`,
 named here so that choosing one does not load their rules (a test keeps the two equal)."""
 
-TARGET_ENVS = ("vulkan1.1", "vulkan1.2", "vulkan1.3")
-"""The Vulkan environments shaders can be compiled and validated for (``--target-env``)."""
+SPIRV_VERSIONS: dict[str, tuple[int, int]] = {
+    "vulkan1.0": (1, 0),
+    "vulkan1.1": (1, 3),
+    "vulkan1.2": (1, 5),
+    "vulkan1.3": (1, 6),
+    "vulkan1.4": (1, 6),
+}
+"""Each Vulkan environment shaders can be compiled and validated for (``--target-env``), and the
+newest SPIR-V version it accepts: the version GLSL and HLSL shaders are compiled to for it."""
+
+TARGET_ENVS = tuple(SPIRV_VERSIONS)
+"""The names ``--target-env`` accepts."""
+
+GRAPH_MIN_ENV = "vulkan1.3"
+"""The oldest environment a graph module (an ML partition) can run in: VK_ARM_tensors and
+VK_ARM_data_graph, the extensions that load it, both require Vulkan 1.3."""
 
 REPORT_NEXT_TO_OUTPUT = ""
 """The value of ``--report`` given without a FILE: each report goes next to its VGF."""
@@ -287,7 +303,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "target_env",
         ("--target-env",),
-        "Vulkan environment shaders are compiled and validated for.",
+        "Vulkan environment the VGF is for: shaders are compiled to the newest SPIR-V it "
+        "accepts (1.0, 1.3, 1.5, 1.6, 1.6 for vulkan1.0 to vulkan1.4) and validated for it; "
+        "ML partitions need vulkan1.3 or newer.",
         kind="choice",
         default="vulkan1.3",
         choices=TARGET_ENVS,

@@ -53,10 +53,12 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
     """
     from rich.console import Console
 
+    from vgfc.cli.progress import progress
     from vgfc.compiler import compile_model
     from vgfc.lower.shader import ShaderModule
 
-    result = compile_model(model, options, stop_after=stop_after, keep_going=True)
+    with progress("checking") as say:
+        result = compile_model(model, options, say, stop_after=stop_after, keep_going=True)
     diagnostics = result.diagnostics
     errors = result.errors
     summary: dict[str, Any] = {}

@@ -75,16 +75,12 @@ def _compile_and_show(job: Job, options: Options) -> None:
 
 
 def _show(job: Job, options: Options, sink: Any) -> None:
+    from vgfc.cli.progress import progress
     from vgfc.compiler import compile_model
 
     console = diagnostics_console()
-    if console is not None:
-        with console.status("compiling") as status:
-            result = compile_model(
-                job.model, options, lambda s: status.update(f"{s}..."), sink=sink
-            )
-    else:
-        result = compile_model(job.model, options, sink=sink)
+    with progress("compiling") as say:
+        result = compile_model(job.model, options, say, sink=sink)
     for d in (*result.warnings, *result.notes):
         print_diagnostic(console, d)
 

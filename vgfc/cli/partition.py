@@ -90,7 +90,7 @@ def partition(
         emit(plan_to_dot(graph, plan), output, inputs)
         return
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # a long reason is one line in a pipe
     rows = [
         (
             str(p.id),

@@ -158,11 +158,11 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
     return params
 
 
-def _print_version() -> None:
-    import vgfc
+def _print_version(verbose: bool) -> None:
+    from vgfc.cli.versions import verbose_lines, version_line
 
-    # As click.version_option prints it.
-    sys.stdout.write(f"vgfc, version {vgfc.__version__}\n")
+    lines = verbose_lines() if verbose else [version_line()]
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
 
 
 def run_quick(argv: list[str]) -> bool:
@@ -170,9 +170,9 @@ def run_quick(argv: list[str]) -> bool:
     whether the process is prepared already (:func:`vgfc.cli.process.prepare_process`)."""
     from vgfc.cli.process import finish_process, prepare_process
 
-    if argv == ["--version"]:
+    if argv == ["--version"] or sorted(argv) == ["--verbose", "--version"]:
         prepare_process()
-        finish_process(_guarded(_print_version))
+        finish_process(_guarded(lambda: _print_version("--verbose" in argv)))
     if not argv or argv[0] != "compile":
         return False
     params = parse_compile(argv[1:])

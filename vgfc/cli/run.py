@@ -216,18 +216,21 @@ def run(
 
         modules[module] = read_input(path, what="shader file")
 
+    from vgfc.cli.progress import progress
+
     start = time.perf_counter()
     device = resolve_device(device)
-    result = run_checked(
-        vgf,
-        named or positional,
-        pushes,
-        workdir,
-        shaders=modules,
-        validate=validate,
-        device=device,
-        timeout=timeout,
-    )
+    with progress(f"run on {'lavapipe (CPU)' if device == 'cpu' else 'the GPU'}"):
+        result = run_checked(
+            vgf,
+            named or positional,
+            pushes,
+            workdir,
+            shaders=modules,
+            validate=validate,
+            device=device,
+            timeout=timeout,
+        )
     outputs = result.outputs
     ran_on = "lavapipe (CPU)" if device == "cpu" else "the GPU's Vulkan driver"
     checked = ", validation-clean" if validate else ""

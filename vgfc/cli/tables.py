@@ -1,9 +1,12 @@
-"""Tables that wrap cells between words only, so names never break (``graph_partition_`` / ``0``).
+"""Tables that fit the terminal: one line per row, long cells shortened with an ellipsis.
 
-rich shrinks a column below its longest word when the terminal is narrow, and then folds the word.
-Here each column is at least as wide as the longest word it holds; when that cannot fit the
-terminal with rich's default borders, the table drops to a compact border style, and past that
-lines run long rather than cut a name: a name is what a user copies into the next command.
+Each column is as wide as its longest cell. When the table fits the width with rich's borders it
+is drawn with them; else it drops to borderless columns two spaces apart; and when those do not
+fit either, the widest columns give up characters, one at a time, down to their header's width
+(at least 4), and every cell longer than its column keeps its start and its end with ``…``
+between them (``graph_par…ition_0``): the end of a name is what tells ``graph_partition_0``
+from ``graph_partition_2``. A row never wraps, so a name is never cut across lines; the whole
+names are in each command's ``--json``. Past the minimum widths lines run long.
 """
 
 from __future__ import annotations
@@ -14,11 +17,42 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["word_table"]
+__all__ = ["ELLIPSIS", "fit_widths", "shorten", "word_table"]
+
+ELLIPSIS = "…"
+_MIN_WIDTH = 4
+_GAP = 2
+"""Spaces between borderless columns."""
 
 
-def _longest_word(markup: str) -> int:
-    return max((len(word) for word in Text.from_markup(markup).plain.split()), default=0)
+def shorten(text: Text, width: int) -> Text:
+    """``text`` in at most ``width`` cells: its start, ``…`` and its end when it is longer."""
+    if text.cell_len <= width:
+        return text
+    if width <= 1:
+        return Text(ELLIPSIS[:width])
+    tail = (width - 1) // 2
+    head = width - 1 - tail
+    shortened = text[:head]
+    shortened.append(ELLIPSIS)
+    if tail:
+        shortened.append_text(text[len(text) - tail :])
+    return shortened
+
+
+def fit_widths(natural: Sequence[int], minimum: Sequence[int], budget: int) -> list[int]:
+    """Column widths summing to at most ``budget``: the ``natural`` ones, the widest narrowed
+    first, none below its ``minimum`` (so the sum may stay over ``budget``)."""
+    widths = list(natural)
+    excess = sum(widths) - budget
+    while excess > 0:
+        narrowable = [i for i, w in enumerate(widths) if w > minimum[i]]
+        if not narrowable:
+            break
+        widest = max(narrowable, key=lambda i: widths[i])
+        widths[widest] -= 1
+        excess -= 1
+    return widths
 
 
 def word_table(
@@ -26,21 +60,24 @@ def word_table(
 ) -> Table:
     """A table of ``rows`` (cells are rich markup: escape user text) for a terminal ``width``
     characters wide."""
-    widths = [
-        max([_longest_word(header), *(_longest_word(row[i]) for row in rows)])
-        for i, header in enumerate(columns)
+    cells = [[Text.from_markup(cell) for cell in row] for row in rows]
+    natural = [
+        max([len(header), *(row[i].cell_len for row in cells)]) for i, header in enumerate(columns)
     ]
     # Default style: a border and one space of padding on each side of every cell.
-    roomy = sum(widths) + 3 * len(widths) + 1 <= width
-    table = Table(
-        title=title,
-        box=box.HEAVY_HEAD if roomy else box.SIMPLE_HEAD,
-        padding=(0, 1) if roomy else (0, 0),
-        collapse_padding=not roomy,
-        pad_edge=roomy,
-    )
-    for header, minimum in zip(columns, widths, strict=True):
-        table.add_column(header, min_width=minimum, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
+    if sum(natural) + 3 * len(natural) + 1 <= width:
+        table = Table(title=title, box=box.HEAVY_HEAD)
+        for header, w in zip(columns, natural, strict=True):
+            table.add_column(header, min_width=w, no_wrap=True)
+        for row in cells:
+            table.add_row(*row)
+        return table
+    pairs = zip(columns, natural, strict=True)
+    minimum = [min(n, max(len(header), _MIN_WIDTH)) for header, n in pairs]
+    widths = fit_widths(natural, minimum, width - _GAP * (len(columns) - 1))
+    table = Table(title=title, box=None, padding=(0, _GAP // 2), pad_edge=False, show_edge=False)
+    for header, w in zip(columns, widths, strict=True):
+        table.add_column(header, width=w, no_wrap=True, overflow="ellipsis")
+    for row in cells:
+        table.add_row(*(shorten(cell, w) for cell, w in zip(row, widths, strict=True)))
     return table

@@ -106,12 +106,14 @@ def verify(
     vgfc verify model.tosa                          random inputs, automatic oracle
     vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
     """
+    from vgfc.cli.progress import progress
     from vgfc.cli.run import load_array, parse_pairs, read_push_data
     from vgfc.compiler import compile_model
     from vgfc.runner.numeric import random_inputs
     from vgfc.runner.oracle import push_constants_by_op, verify_numbers
 
-    result = compile_model(model, options)
+    with progress("compiling") as say:
+        result = compile_model(model, options, say)
     graph, plan = result.graph, result.plan
     assert graph is not None and plan is not None
     values = random_inputs(graph, seed)
@@ -133,20 +135,22 @@ def verify(
         push_target(key, numbers="")  # a bare number is ambiguous here: refused
     segments = {p.id: p.operators[0] for p in plan.partitions if len(p.operators) == 1}
     pushes = push_constants_by_op(graph, [(k, p, read_push_data(p)) for k, p in given], segments)
-    verdict = verify_numbers(
-        model,
-        result,
-        values,
-        against=against,
-        expected=want,
-        push_constants=pushes,
-        atol=atol,
-        rtol=rtol,
-        validate=validate,
-        device=device,
-        libraries=result.libraries,
-        timeout=timeout,
-    )
+    with progress("running") as say:
+        verdict = verify_numbers(
+            model,
+            result,
+            values,
+            against=against,
+            expected=want,
+            push_constants=pushes,
+            atol=atol,
+            rtol=rtol,
+            validate=validate,
+            device=device,
+            libraries=result.libraries,
+            timeout=timeout,
+            on_stage=say,
+        )
     if as_json:
         click.echo(json.dumps(_verdict_json(model, verdict), indent=2))
     else:
@@ -201,14 +205,17 @@ def _print(model: Path, verdict: Verdict) -> None:
 
 
 def check_lines(verdict: Verdict) -> list[str]:
-    """What each operator was checked against: runs of ops checked the same way share a line."""
+    """What each operator was checked against: runs of ops checked the same way share a line.
+    An unverified op says only that: why, and what to do, is said once per reason by the last
+    line of the command (:func:`_exit`), not once per op."""
     lines = ["checked:"]
     groups: list[tuple[str, list[str]]] = []
     for c in verdict.checks:
-        if groups and groups[-1][0] == c.against and " CUSTOM" not in c.label:
+        against = "unverified" if c.against.startswith("unverified: ") else c.against
+        if groups and groups[-1][0] == against and " CUSTOM" not in c.label:
             groups[-1][1].append(c.label)
         else:
-            groups.append((c.against, [c.label]))
+            groups.append((against, [c.label]))
     for against, labels in groups:
         first, last = labels[0].split()[0], labels[-1].split()[0]
         shown = labels[0] if len(labels) == 1 else f"{first}..{last} ({len(labels)} ops)"

@@ -14,9 +14,9 @@ reported, and in which order, does not change.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from vgfc.diagnostics import Diagnostic, InternalError, VgfcError
+from vgfc.diagnostics import Diagnostic, InternalError, UnsupportedError, VgfcError
 from vgfc.ir import Graph
 from vgfc.partition import Partition, PartitionKind, Plan
 from vgfc.record import record
@@ -57,11 +57,13 @@ def lower(
     *,
     keep_going: bool = False,
     skip: frozenset[int] = frozenset(),
+    on_shader: Callable[[int, int], None] | None = None,
 ) -> Lowered:
     """Lower every partition of ``plan``. ``bindings`` are the logical binding ids of the values
     that cross partitions; ``skip`` holds operator indices that failed an earlier stage (their
     partitions are left out, so one broken op is reported once). Raises the first
-    :class:`VgfcError` unless ``keep_going``."""
+    :class:`VgfcError` unless ``keep_going``. ``on_shader(done, total)`` is told as each
+    shader partition is lowered (a terminal's progress line)."""
     requests = _shader_requests(graph, plan, options, skip)
     builds = None
     if requests:
@@ -69,10 +71,14 @@ def lower(
 
         builds = ShaderBuilds(requests)
     try:
-        graphs = _lower_graphs(graph, plan, bindings, keep_going, skip)
+        graphs = _lower_graphs(graph, plan, bindings, keep_going, skip, options)
         modules: list[LoweredModule | None] = []
         diagnostics: list[Diagnostic] = []
         includes: list[str] = []
+        shaders = sum(p.kind is PartitionKind.SHADER for p in plan.partitions)
+        shaders_done = 0
+        if on_shader is not None and shaders:
+            on_shader(0, shaders)  # what the first shader's compile is waited for under
         for i, p in enumerate(plan.partitions):
             if skip.intersection(p.operators):
                 modules.append(None)
@@ -87,6 +93,9 @@ def lower(
                 else:
                     module = _lower_shader(graph, p, options, builds)
                     includes.extend(module.includes)
+                    shaders_done += 1
+                    if on_shader is not None:
+                        on_shader(shaders_done, shaders)
             except VgfcError as e:
                 if not keep_going:
                     raise
@@ -107,6 +116,7 @@ def _lower_graphs(
     bindings: Mapping[str, int],
     keep_going: bool,
     skip: frozenset[int],
+    options: CompileOptions | None = None,
 ) -> dict[int, GraphModule | Exception]:
     """The graph module (or the error) of each ML partition, by partition index. They need
     nothing from the shaders, so they go first, while the shaders build; without ``keep_going``
@@ -121,12 +131,31 @@ def _lower_graphs(
         if p.kind is not PartitionKind.ML or skip.intersection(p.operators):
             continue
         try:
+            _check_graph_environment(graph, p, options)
             graphs[i] = lower_partition(graph, p, bindings, constant_ids=constant_ids)
         except Exception as e:  # raised by lower() in partition order
             graphs[i] = e
             if not keep_going:
                 break
     return graphs
+
+
+def _check_graph_environment(graph: Graph, p: Partition, options: CompileOptions | None) -> None:
+    """Refuse an ML partition for a Vulkan environment that cannot load a graph module: a
+    driver would reject the VGF at load time, so the compile says so instead."""
+    from vgfc.options import GRAPH_MIN_ENV, TARGET_ENVS
+
+    env = options.target_env if options is not None else GRAPH_MIN_ENV
+    if env not in TARGET_ENVS or TARGET_ENVS.index(env) >= TARGET_ENVS.index(GRAPH_MIN_ENV):
+        return
+    newer = " or ".join(TARGET_ENVS[TARGET_ENVS.index(GRAPH_MIN_ENV) :])
+    op = graph.operators[p.operators[0]]
+    raise UnsupportedError(
+        f"{op.op} is in an ML partition, lowered to a SPIR-V graph module, which needs "
+        f"{GRAPH_MIN_ENV} or newer (VK_ARM_tensors and VK_ARM_data_graph require Vulkan 1.3); "
+        f"the target is {env}: use --target-env {newer}",
+        graph.where(op),
+    )
 
 
 def _lower_shader(

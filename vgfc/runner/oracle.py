@@ -27,7 +27,7 @@ references, operator by operator) is :mod:`vgfc.runner.independent`.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -146,12 +146,14 @@ def verify_numbers(
     device: str = "cpu",
     libraries: Sequence[Library] = (),
     timeout: float | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> Verdict:
     """Run ``compiled`` (a finished compilation of ``model``) with ``inputs`` (every graph
     input) and compare each output with the oracle. ``push_constants`` are by shader op index
     in the compiled graph (:func:`push_constants_by_op`). ``validate``, ``device`` and
     ``timeout`` are :func:`vgfc.runner.run_vgf`'s (they apply to vgfc's file; the oracle runs
-    as it always does). ``libraries`` are searched for the Python references of custom ops."""
+    as it always does). ``libraries`` are searched for the Python references of custom ops.
+    ``on_stage`` is told what runs next (running the file, computing the oracle's outputs)."""
     from vgfc.read import load
     from vgfc.runner import run_checked
     from vgfc.runner.numeric import compare, reference_converter_outputs
@@ -166,6 +168,8 @@ def verify_numbers(
     # Segment i runs partition i; a shader partition runs exactly one op.
     segment_of = {p.operators[0]: p.id for p in plan.partitions if p.kind is PartitionKind.SHADER}
     pushes = {segment_of[op]: data for op, data in pushes_by_op.items()}
+    say = on_stage or (lambda _text: None)
+    say("run on " + ("lavapipe (CPU)" if device == "cpu" else "the GPU"))
     with tempfile.TemporaryDirectory(prefix="vgfc-verify-") as tmp:
         path = Path(tmp) / "model.vgf"
         path.write_bytes(vgf)
@@ -181,6 +185,7 @@ def verify_numbers(
         except VgfcError as e:  # the file is a temporary one: name the model the user gave
             e.location = replace(e.location, file=str(model))
             raise e.at() from None
+    say(f"compare with the {oracle} oracle")
     if oracle == "expected":
         assert expected is not None
         want = dict(expected)

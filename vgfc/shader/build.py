@@ -53,7 +53,21 @@ def build_shader(request: ShaderRequest, *, worker: Worker | None = None) -> Com
         hit = cache.load(request)
         if hit is not None:
             return hit
-    return _finish(request, _compile(request, worker))
+    try:
+        return _finish(request, _compile(request, worker))
+    except ShaderError as e:
+        raise _explained(request, e) from None
+
+
+def _build_uncached(request: ShaderRequest) -> CompiledShader:
+    return _finish(request, _compile(request, None))
+
+
+def _explained(request: ShaderRequest, error: ShaderError) -> ShaderError:
+    """``error``, naming the Vulkan environment the shader needs when it is a newer one."""
+    from vgfc.shader.environments import explain
+
+    return explain(request, error, _build_uncached)
 
 
 class ShaderBuilds:
@@ -102,6 +116,8 @@ class ShaderBuilds:
                 if isinstance(compiled, Exception):
                     raise compiled
                 outcome = _finish(request, compiled)
+            except ShaderError as e:
+                outcome = _explained(request, e)
             except Exception as e:
                 outcome = e
             self._done[request] = outcome

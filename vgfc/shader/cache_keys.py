@@ -90,7 +90,7 @@ class ShaderRequest:
             "defines": [list(d) for d in o.defines],
             "include_dirs": list(o.include_dirs),
             "target_env": o.target_env,
-            "spirv_version": list(o.spirv_version),
+            "spirv_version": list(o.spirv()),
         }
 
 

@@ -28,7 +28,7 @@ from array import array
 from typing import NamedTuple
 
 from vgfc.diagnostics import InternalError, ShaderError, did_you_mean
-from vgfc.options import flag
+from vgfc.options import SPIRV_VERSIONS, flag
 from vgfc.processes import Labels, Worker
 from vgfc.shader.glslang_abi import LOCK, SET_ENTRY_POINT, Input, Library, SpvOptions, library
 from vgfc.shader.includer import IncludeProbe, Includer
@@ -48,8 +48,10 @@ __all__ = [
 
 DEFAULT_OPTIONS = CompileOptions()
 
-# Vulkan version -> (glslang client version, newest SPIR-V minor version it accepts).
-_VULKAN = {f"vulkan1.{m}": ((1 << 22) | (m << 12), (0, 3, 5, 6)[m]) for m in range(4)}
+# Vulkan version -> glslang client version (VK_MAKE_API_VERSION). glslang 13 knows Vulkan up to
+# 1.3 and refuses newer; Vulkan 1.4 added nothing to SPIR-V for compute shaders (it accepts the
+# SPIR-V 1.6 of 1.3), so a 1.4 shader is compiled as for 1.3 and validated for 1.4.
+_VULKAN = {env: (1 << 22) | (min(int(env[-1]), 3) << 12) for env in SPIRV_VERSIONS}
 _MESSAGES = (1 << 3) | (1 << 4)  # SPIR-V rules, Vulkan rules
 _MSG_READ_HLSL = 1 << 6
 _STAGE_COMPUTE = 5
@@ -245,14 +247,14 @@ def _versions(options: CompileOptions) -> tuple[int, int]:
             f"unknown shader target environment {options.target_env!r}, expected one of "
             f"{', '.join(_VULKAN)}{did_you_mean(options.target_env, _VULKAN)}"
         )
-    client_version, newest = _VULKAN[options.target_env]
-    major, minor = options.spirv_version
+    newest = SPIRV_VERSIONS[options.target_env][1]
+    major, minor = options.spirv()
     if major != 1 or not 0 <= minor <= newest:
         raise ShaderError(
             f"SPIR-V {major}.{minor} is not allowed by {options.target_env} "
             f"(it accepts 1.0 to 1.{newest})"
         )
-    return client_version, (1 << 16) | (minor << 8)
+    return _VULKAN[options.target_env], (1 << 16) | (minor << 8)
 
 
 def _preamble(defines: tuple[tuple[str, str], ...]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from vgfc.options import DEFAULTS
+from vgfc.options import DEFAULTS, SPIRV_VERSIONS
 from vgfc.record import record
 
 __all__ = ["DEFAULT_TIMEOUT", "CompileOptions", "Language"]
@@ -30,9 +30,11 @@ class CompileOptions:
     """How to compile a shader; the defaults match the Vulkan 1.3 target vgfc writes."""
 
     target_env: str = DEFAULTS["target_env"]
-    """Vulkan version the module is for: ``vulkan1.0`` .. ``vulkan1.3``."""
-    spirv_version: tuple[int, int] = (1, 6)
-    """SPIR-V version to emit; must be one the target environment accepts."""
+    """Vulkan version the module is for: ``vulkan1.0`` .. ``vulkan1.4``."""
+    spirv_version: tuple[int, int] | None = None
+    """SPIR-V version to emit; must be one the target environment accepts. ``None``: the newest
+    it accepts (:data:`vgfc.options.SPIRV_VERSIONS`: 1.0, 1.3, 1.5, 1.6, 1.6 for Vulkan 1.0 to
+    1.4), see :meth:`spirv`."""
     include_dirs: tuple[str, ...] = DEFAULTS["include_dirs"]
     """Folders searched, in order, for ``#include "..."`` and ``#include <...>``."""
     defines: tuple[tuple[str, str], ...] = DEFAULTS["defines"]
@@ -48,3 +50,11 @@ class CompileOptions:
     """Look compiled shaders up in, and add them to, the on-disk shader cache
     (:mod:`vgfc.shader.cache`; ``--no-cache`` turns it off). :func:`compile_shader` itself never
     uses the cache: the lowering stage does."""
+
+    def spirv(self) -> tuple[int, int]:
+        """The SPIR-V version shaders are compiled to: :attr:`spirv_version`, or the newest the
+        target environment accepts (SPIR-V 1.6 for an environment vgfc does not know, which the
+        compile then names)."""
+        if self.spirv_version is not None:
+            return self.spirv_version
+        return SPIRV_VERSIONS.get(self.target_env, (1, 6))

@@ -11,19 +11,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from vgfc.record import astuple
-from vgfc.vgf.model import Interface, Model, Slot
+from vgfc.ir_shaders import Sampler
+from vgfc.record import fields
+from vgfc.vgf.model import Interface, Model, PushConstantRange, Slot
 
 __all__ = ["diff_models"]
 
 
-def _slots(slots: Iterable[Slot | Interface]) -> list[tuple[int, int]]:
-    return [(s.binding, s.resource) for s in slots]
+def _slots(slots: Iterable[Slot | Interface]) -> str:
+    """``0->r2, 1->r3``: binding -> resource, as ``vgfc inspect`` prints them."""
+    return ", ".join(f"{s.binding}->r{s.resource}" for s in slots) or "none"
+
+
+def _push(ranges: Iterable[PushConstantRange]) -> str:
+    return (
+        ", ".join(f"{r.offset}+{r.size} B (stages 0x{r.stage_flags:x})" for r in ranges) or "none"
+    )
+
+
+def _show(value: object) -> str:
+    """A value as a user reads it: names bare, shapes ``1x8x8x4``, nothing ``none``; never
+    Python's reprs (quotes, brackets, ``None``)."""
+    if value is None:
+        return "none"
+    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
+        return "x".join(map(str, value)) or "scalar"
+    if isinstance(value, list):
+        return ", ".join(_show(v) for v in value) or "none"
+    if isinstance(value, Sampler):
+        return ", ".join(f"{f} {getattr(value, f)}" for f in fields(value))
+    return str(value)
 
 
 def _compare(where: str, a: object, b: object, out: list[str]) -> None:
     if a != b:
-        out.append(f"{where}: {a} != {b}")
+        out.append(f"{where}: {_show(a)} != {_show(b)}")
 
 
 def diff_models(a: Model, b: Model) -> list[str]:
@@ -31,8 +53,8 @@ def diff_models(a: Model, b: Model) -> list[str]:
     out: list[str] = []
     _compare(
         "modules",
-        [(m.type.name, m.code) for m in a.modules],
-        [(m.type.name, m.code) for m in b.modules],
+        [f"{m.type.name} {m.code}" for m in a.modules],
+        [f"{m.type.name} {m.code}" for m in b.modules],
         out,
     )
     _compare("segments", [s.type.name for s in a.segments], [s.type.name for s in b.segments], out)
@@ -40,8 +62,8 @@ def diff_models(a: Model, b: Model) -> list[str]:
         where = f"segment {i} ({x.name})"
         _compare(
             f"{where} descriptor sets",
-            [(d.set, _slots(d.slots)) for d in x.descriptor_sets],
-            [(d.set, _slots(d.slots)) for d in y.descriptor_sets],
+            "; ".join(f"set {d.set}: {_slots(d.slots)}" for d in x.descriptor_sets) or "none",
+            "; ".join(f"set {d.set}: {_slots(d.slots)}" for d in y.descriptor_sets) or "none",
             out,
         )
         _compare(f"{where} inputs", _slots(x.inputs), _slots(y.inputs), out)
@@ -49,8 +71,8 @@ def diff_models(a: Model, b: Model) -> list[str]:
         _compare(f"{where} dispatch", x.dispatch, y.dispatch, out)
         _compare(
             f"{where} push constants",
-            [astuple(r) for r in x.push_constant_ranges],
-            [astuple(r) for r in y.push_constant_ranges],
+            _push(x.push_constant_ranges),
+            _push(y.push_constant_ranges),
             out,
         )
         _compare(f"{where} constants", len(x.constant_bindings), len(y.constant_bindings), out)

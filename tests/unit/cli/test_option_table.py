@@ -124,7 +124,7 @@ def test_one_string_is_one_library_not_its_characters(tmp_path: Path) -> None:
     ("values", "message"),
     [
         ({"target": "bogus"}, "target must be one of scenario-runner, executorch"),
-        ({"target_env": "vulkan1.0"}, "target_env must be one of"),
+        ({"target_env": "vulkan2.0"}, "target_env must be one of"),
         ({"shader_timeout": -1}, "shader_timeout must be 0 or more seconds"),
         ({"shader_timeout": float("nan")}, "shader_timeout must be 0 or more seconds"),
         ({"shader_timeout": "soon"}, "shader_timeout must be 0 or more seconds"),

@@ -127,7 +127,7 @@ def test_cli_no_cache(cli, tmp_path: Path, compiles: Counter) -> None:
     "change",
     [
         {"defines": (("UNUSED", "1"),)},
-        {"target_env": "vulkan1.2", "spirv_version": (1, 5)},
+        {"target_env": "vulkan1.4"},
         {"spirv_version": (1, 5)},
     ],
     ids=["defines", "target-env", "spirv-version"],

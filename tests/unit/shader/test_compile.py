@@ -255,8 +255,11 @@ def test_older_targets() -> None:
     spirv = compile_shader(GLSL, Language.GLSL, "main", options)
     assert words(spirv)[1] == 0x00010300
     validate(spirv, "vulkan1.1")
+    default = compile_shader(GLSL, Language.GLSL, "main", CompileOptions(target_env="vulkan1.1"))
+    assert default == spirv  # the environment's own SPIR-V version unless one is chosen
     with pytest.raises(ShaderError, match=r"SPIR-V 1\.6 is not allowed by vulkan1\.1"):
-        compile_shader(GLSL, Language.GLSL, "main", CompileOptions(target_env="vulkan1.1"))
+        options = CompileOptions(target_env="vulkan1.1", spirv_version=(1, 6))
+        compile_shader(GLSL, Language.GLSL, "main", options)
     with pytest.raises(ShaderError, match=r"did you mean vulkan1\.3"):
         compile_shader(GLSL, Language.GLSL, "main", CompileOptions(target_env="vulkan13"))
 

@@ -1,0 +1,33 @@
+"""What a command is doing while it works: one status line on a terminal, nothing elsewhere.
+
+A cold compile of hundreds of shaders, or ``run``/``verify`` starting the emulation stack, takes
+seconds; on a terminal a spinner says which stage runs and how far it is (``lower: 120/400
+shaders``). The line is drawn on standard error, and only when standard error is a terminal: a
+pipe or a CI log gets no progress at all (no control characters, no lines to filter out), and
+rich is not even imported there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+from vgfc.cli.console import diagnostics_console, escape
+
+__all__ = ["progress"]
+
+
+@contextlib.contextmanager
+def progress(first: str) -> Iterator[Callable[[str], None]]:
+    """A status line showing ``first``, then whatever the yielded function is given; on a
+    terminal only (else the function does nothing). The line goes when the block ends."""
+    console = diagnostics_console()
+    if console is None:
+        yield _nothing
+        return
+    with console.status(f"{escape(first)}...") as status:
+        yield lambda text: status.update(f"{escape(text)}...")
+
+
+def _nothing(_text: str) -> None:
+    """No terminal, no progress."""
