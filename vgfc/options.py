@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPILING",
     "DEFAULTS",
-    "GRAPH_MIN_ENV",
+    "GRAPH_MIN_SPIRV",
+    "GRAPH_SPIRV",
     "OPTIONS",
     "REPORT_NEXT_TO_OUTPUT",
     "SPIRV_VERSIONS",
@@ -64,9 +65,13 @@ newest SPIR-V version it accepts: the version GLSL and HLSL shaders are compiled
 TARGET_ENVS = tuple(SPIRV_VERSIONS)
 """The names ``--target-env`` accepts."""
 
-GRAPH_MIN_ENV = "vulkan1.3"
-"""The oldest environment a graph module (an ML partition) can run in: VK_ARM_tensors and
-VK_ARM_data_graph, the extensions that load it, both require Vulkan 1.3."""
+GRAPH_SPIRV = (1, 5)
+"""The SPIR-V version of a graph module (an ML partition), as the reference converter writes it;
+an older environment gets the newest version it accepts, down to :data:`GRAPH_MIN_SPIRV`."""
+
+GRAPH_MIN_SPIRV = (1, 3)
+"""The oldest SPIR-V a graph module can be: it uses the Vulkan memory model
+(SPV_KHR_vulkan_memory_model needs SPIR-V 1.3), so vulkan1.0 cannot hold one."""
 
 REPORT_NEXT_TO_OUTPUT = ""
 """The value of ``--report`` given without a FILE: each report goes next to its VGF."""

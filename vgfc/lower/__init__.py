@@ -131,8 +131,10 @@ def _lower_graphs(
         if p.kind is not PartitionKind.ML or skip.intersection(p.operators):
             continue
         try:
-            _check_graph_environment(graph, p, options)
-            graphs[i] = lower_partition(graph, p, bindings, constant_ids=constant_ids)
+            version = _graph_version(graph, p, options)
+            graphs[i] = lower_partition(
+                graph, p, bindings, constant_ids=constant_ids, spirv_version=version
+            )
         except Exception as e:  # raised by lower() in partition order
             graphs[i] = e
             if not keep_going:
@@ -140,20 +142,21 @@ def _lower_graphs(
     return graphs
 
 
-def _check_graph_environment(graph: Graph, p: Partition, options: CompileOptions | None) -> None:
-    """Refuse an ML partition for a Vulkan environment that cannot load a graph module: a
-    driver would reject the VGF at load time, so the compile says so instead."""
-    from vgfc.options import GRAPH_MIN_ENV, TARGET_ENVS
+def _graph_version(graph: Graph, p: Partition, options: CompileOptions | None) -> tuple[int, int]:
+    """The SPIR-V version of the graph module of ML partition ``p`` for the target environment;
+    refused where the environment holds no graph module."""
+    from vgfc.options import GRAPH_MIN_SPIRV, GRAPH_SPIRV, SPIRV_VERSIONS
 
-    env = options.target_env if options is not None else GRAPH_MIN_ENV
-    if env not in TARGET_ENVS or TARGET_ENVS.index(env) >= TARGET_ENVS.index(GRAPH_MIN_ENV):
-        return
-    newer = " or ".join(TARGET_ENVS[TARGET_ENVS.index(GRAPH_MIN_ENV) :])
+    env = options.target_env if options is not None else None
+    newest = SPIRV_VERSIONS.get(env or "", GRAPH_SPIRV)
+    if newest >= GRAPH_MIN_SPIRV:
+        return min(newest, GRAPH_SPIRV)
+    newer = [name for name, v in SPIRV_VERSIONS.items() if v >= GRAPH_MIN_SPIRV]
     op = graph.operators[p.operators[0]]
     raise UnsupportedError(
-        f"{op.op} is in an ML partition, lowered to a SPIR-V graph module, which needs "
-        f"{GRAPH_MIN_ENV} or newer (VK_ARM_tensors and VK_ARM_data_graph require Vulkan 1.3); "
-        f"the target is {env}: use --target-env {newer}",
+        "its ML partition becomes a SPIR-V graph module, which needs SPIR-V "
+        f"{GRAPH_MIN_SPIRV[0]}.{GRAPH_MIN_SPIRV[1]} (the Vulkan memory model); {env} accepts "
+        f"SPIR-V up to {newest[0]}.{newest[1]}: use --target-env {newer[0]} or newer",
         graph.where(op),
     )
 

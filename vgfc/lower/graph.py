@@ -23,6 +23,7 @@ from types import MappingProxyType
 
 from vgfc.diagnostics import Diagnostic, InputError, InternalError, UnsupportedError, VgfcError
 from vgfc.ir import Data, DType, Graph, Operator, Tensor
+from vgfc.options import GRAPH_SPIRV
 from vgfc.partition import Partition, PartitionKind
 from vgfc.record import field, record
 from vgfc.spirv.builder import ModuleBuilder
@@ -198,9 +199,9 @@ def _check_supported(op: Operator) -> None:
 
 
 @functools.cache
-def _prologue() -> ModuleBuilder:
+def _prologue(version: tuple[int, int]) -> ModuleBuilder:
     """What every graph module starts with (never changed: each module builds on a copy)."""
-    b = ModuleBuilder()
+    b = ModuleBuilder(version)
     b.capability(*BASE_CAPABILITIES)
     b.extension(*BASE_EXTENSIONS)
     b.import_set(TOSA_SET)
@@ -211,10 +212,12 @@ def _prologue() -> ModuleBuilder:
 class _Emitter:
     """Builds one graph: maps tensor names to SPIR-V values while the operators are lowered."""
 
-    def __init__(self, graph: Graph, ids: Mapping[str, int], name: str) -> None:
+    def __init__(
+        self, graph: Graph, ids: Mapping[str, int], name: str, version: tuple[int, int]
+    ) -> None:
         self.graph = graph
         self.name = name
-        self.builder = _prologue().copy()
+        self.builder = _prologue(version).copy()
         self.instruction_set = self.builder.import_set(TOSA_SET)
         self.ids = ids
         self.variables: list[int] = []
@@ -337,6 +340,7 @@ def lower_partition(
     name: str | None = None,
     inline_limit: int = DEFAULT_INLINE_LIMIT,
     constant_ids: Mapping[str, int] | None = None,
+    spirv_version: tuple[int, int] = GRAPH_SPIRV,
 ) -> GraphModule:
     """Lower one ML partition of ``graph`` to a SPIR-V graph module.
 
@@ -344,7 +348,8 @@ def lower_partition(
     Constants with more than ``inline_limit`` elements (CONST_SHAPE: more than
     :data:`SHAPE_INLINE_LIMIT`) become graph constants, listed in the result; ``constant_ids``
     (from :func:`graph_constant_ids`, computed once for all partitions) is found here when not
-    given. Raises
+    given. ``spirv_version`` is the module's (the target environment's, at most
+    :data:`~vgfc.options.GRAPH_SPIRV`). Raises
     :class:`UnsupportedError` for operators or tensors TOSA.001000.1 cannot express.
     """
     if partition.kind is not PartitionKind.ML:
@@ -352,7 +357,7 @@ def lower_partition(
     ops = [graph.operators[i] for i in partition.operators]
     if constant_ids is None:
         constant_ids = graph_constant_ids(graph, inline_limit)
-    em = _Emitter(graph, constant_ids, name or _default_name(partition))
+    em = _Emitter(graph, constant_ids, name or _default_name(partition), spirv_version)
     # Everything a user can fix is reported before anything is built. One handler for the loop,
     # not a context manager per op: a 100,000-op graph pays for each.
     op = None

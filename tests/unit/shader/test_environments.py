@@ -81,8 +81,8 @@ def test_shaders_follow_the_environment(tmp_path: Path, env: str, language: Lang
 
 
 @pytest.mark.parametrize("env", ["vulkan1.1", "vulkan1.2"])
-@pytest.mark.parametrize("sample", ["chain", "image"])
-def test_shader_samples_compile_for_older_environments(
+@pytest.mark.parametrize("sample", ["chain", "image", "simple", "mixed"])
+def test_samples_compile_for_older_environments(
     tmp_path: Path, cli: Callable[..., Any], env: str, sample: str
 ) -> None:
     out = tmp_path / f"{sample}.vgf"
@@ -108,17 +108,47 @@ def test_shader_samples_compile_for_older_environments(
     assert index >= 1
 
 
-@pytest.mark.parametrize("env", ["vulkan1.0", "vulkan1.1", "vulkan1.2"])
-def test_ml_partitions_need_vulkan_1_3(tmp_path: Path, cli: Callable[..., Any], env: str) -> None:
+def test_ml_partitions_need_spirv_1_3(tmp_path: Path, cli: Callable[..., Any]) -> None:
     out = tmp_path / "simple.vgf"
-    run = cli("compile", str(SAMPLES_DIR / "simple.tosa"), "-o", str(out), "--target-env", env)
+    run = cli(
+        "compile", str(SAMPLES_DIR / "simple.tosa"), "-o", str(out), "--target-env", "vulkan1.0"
+    )
     assert run.code == 1
     err = run.err
     assert "Traceback" not in err
-    assert "needs vulkan1.3 or newer" in err
-    assert "use --target-env vulkan1.3 or vulkan1.4" in err
-    assert f"the target is {env}" in err
+    assert (
+        "op #1 ADD: its ML partition becomes a SPIR-V graph module, which needs SPIR-V 1.3" in err
+    )
+    assert "vulkan1.0 accepts SPIR-V up to 1.0: use --target-env vulkan1.1 or newer" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("env", ["vulkan1.1", "vulkan1.2"])
+def test_an_older_environment_gives_the_same_numbers(
+    stack: object, tmp_path: Path, cli: Callable[..., Any], env: str
+) -> None:
+    """Graph modules at SPIR-V 1.3 / 1.5 and shaders at the environment's version run on the
+    emulation stack and compute what the default (vulkan1.3) file computes."""
+    import numpy as np
+
+    from vgfc.runner import run_vgf
+
+    x = np.random.default_rng(7).standard_normal((1, 8, 8, 4)).astype(np.float32)
+    outputs = []
+    for target in (env, "vulkan1.3"):
+        out = tmp_path / f"{target}.vgf"
+        run = cli(
+            "compile",
+            str(SAMPLES_DIR / "simple.tosa"),
+            "-o",
+            str(out),
+            "-q",
+            "--target-env",
+            target,
+        )
+        assert run.code == 0, run.err
+        outputs.append(list(run_vgf(out, [x]).values()))
+    assert [a.tobytes() for a in outputs[0]] == [a.tobytes() for a in outputs[1]]
 
 
 def test_ml_partitions_compile_for_vulkan_1_4(tmp_path: Path, cli: Callable[..., Any]) -> None:
