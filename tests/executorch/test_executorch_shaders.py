@@ -151,8 +151,6 @@ def test_executorchs_grid_sampler_glsl_runs_and_matches_numpy(
     )
     np.testing.assert_array_equal(from_glsl, from_spirv)
     want = _grid_sample(x, grid, align_corners)
-    # Bilinear filtering weighs texels with 8 fractional bits (Vulkan's minimum
-    # subTexelPrecisionBits, lavapipe's too): a weight is off by up to 1/512 each way.
     # lavapipe filters in fp32 (measured: 3.1e-7 off the float64 oracle); Vulkan allows as few
     # as 8 fractional bits in the weights, so a GPU would need a looser bound.
     np.testing.assert_allclose(from_glsl, want, rtol=0, atol=1e-5)
