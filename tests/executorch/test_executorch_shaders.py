@@ -154,3 +154,101 @@ def test_executorchs_grid_sampler_glsl_runs_and_matches_numpy(
     # lavapipe filters in fp32 (measured: 3.1e-7 off the float64 oracle); Vulkan allows as few
     # as 8 fractional bits in the weights, so a GPU would need a looser bound.
     np.testing.assert_allclose(from_glsl, want, rtol=0, atol=1e-5)
+
+
+# -- a PyTorch op whose kernel reads and writes TENSOR_ARM resources ----------------------------
+
+TENSOR_OP = """#version 450
+#extension GL_ARM_tensors : require
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(set = 0, binding = 0) uniform tensorARM<float, 4> x;
+layout(set = 0, binding = 1) uniform tensorARM<float, 4> y;
+void main() {
+    uvec3 g = gl_GlobalInvocationID;
+    if (g.x >= tensorSizeARM(x, 3) || g.y >= tensorSizeARM(x, 2) || g.z >= PLANES) return;
+    uint at[4] = uint[](g.z / CHANNELS, g.z % CHANNELS, g.y, g.x);
+    float v;
+    tensorReadARM(x, at, v);
+    tensorWriteARM(y, at, v * SCALE - 0.25);
+}
+"""
+TENSOR_LIBRARY = """\
+vgfc_kernels: 1
+name: tensor_ops
+operators:
+  - domain: tensor_ops
+    name: affine
+    torch: "tensor_ops::affine(Tensor x, float scale=2.0) -> Tensor"
+    reference: tensor_ops_ref:affine
+    inputs: [x]
+    outputs: [y]
+    layout: NCHW
+    params:
+      encoding: json
+      fields:
+        - {name: scale, type: f32, default: 2.0}
+    infer:
+      y: {same_as: x}
+    kernels:
+      - name: affine_tensor
+        arg_meta: {x: [FP32], y: [FP32]}
+        shader:
+          file: affine.comp
+          defines: {SCALE: scale, CHANNELS: "x[1]", PLANES: "x[0] * x[1]"}
+        resources:
+          x: {binding: 0, descriptor: tensor}
+          y: {binding: 1, descriptor: tensor}
+        dispatch: {global: ["x[3]", "x[2]", "x[0] * x[1]"]}  # NCHW: W, H, N * C
+"""
+TENSOR_REFERENCE = """\
+import numpy as np
+
+def affine(x, scale=2.0):
+    return (x.astype(np.float64) * scale - 0.25).astype(x.dtype)
+"""
+
+
+def test_a_pytorch_op_with_tensor_resources_exports_and_runs_in_this_environment(
+    stack: object, vgfc_exe: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One environment: ExecuTorch exports (vgfc-model-converter compiles the GL_ARM_tensors
+    kernel), and ``vgfc run`` runs the delegate's VGF against eager PyTorch."""
+    import sys
+
+    from executorch.backends.arm.vgf import VgfCompileSpec, VgfPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    import vgfc.executorch
+
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "affine.comp").write_text(TENSOR_OP)
+    (folder / "tensor_ops.yaml").write_text(TENSOR_LIBRARY)
+    (folder / "tensor_ops_ref.py").write_text(TENSOR_REFERENCE)
+    ops = vgfc.executorch.load(folder / "tensor_ops.yaml")
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 5, 3, padding=1)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(torch.ops.tensor_ops.affine(self.conv(x), scale=1.5))
+
+    torch.manual_seed(30)
+    model = Model().eval()
+    x = torch.rand(1, 3, 6, 10)
+    eager = model(x).detach().numpy()
+    monkeypatch.setenv(
+        "MODEL_CONVERTER_PATH", str(Path(sys.executable).parent / "vgfc-model-converter")
+    )
+    spec = VgfCompileSpec()
+    spec.dump_intermediate_artifacts_to(str(tmp_path / "dump"))
+    partitioner = ops.attach(VgfPartitioner(spec))
+    to_edge_transform_and_lower(torch.export.export(model, (x,)), partitioner=[partitioner])
+    (vgf,) = (tmp_path / "dump").glob("*.vgf")
+    np.save(tmp_path / "x.npy", x.numpy())
+    done = vgfc_exe("run", str(vgf), "-i", str(tmp_path / "x.npy"), "-o", str(tmp_path / "out"))
+    assert done.code == 0, done.err
+    (result,) = (tmp_path / "out").glob("*.npy")
+    np.testing.assert_allclose(np.load(result), eager, rtol=0, atol=1e-5)
