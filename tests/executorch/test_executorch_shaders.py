@@ -158,54 +158,7 @@ def test_executorchs_grid_sampler_glsl_runs_and_matches_numpy(
 
 # -- a PyTorch op whose kernel reads and writes TENSOR_ARM resources ----------------------------
 
-TENSOR_OP = """#version 450
-#extension GL_ARM_tensors : require
-layout(local_size_x = 8, local_size_y = 8) in;
-layout(set = 0, binding = 0) uniform tensorARM<float, 4> x;
-layout(set = 0, binding = 1) uniform tensorARM<float, 4> y;
-void main() {
-    uvec3 g = gl_GlobalInvocationID;
-    if (g.x >= tensorSizeARM(x, 3) || g.y >= tensorSizeARM(x, 2) || g.z >= PLANES) return;
-    uint at[4] = uint[](g.z / CHANNELS, g.z % CHANNELS, g.y, g.x);
-    float v;
-    tensorReadARM(x, at, v);
-    tensorWriteARM(y, at, v * SCALE - 0.25);
-}
-"""
-TENSOR_LIBRARY = """\
-vgfc_kernels: 1
-name: tensor_ops
-operators:
-  - domain: tensor_ops
-    name: affine
-    torch: "tensor_ops::affine(Tensor x, float scale=2.0) -> Tensor"
-    reference: tensor_ops_ref:affine
-    inputs: [x]
-    outputs: [y]
-    layout: NCHW
-    params:
-      encoding: json
-      fields:
-        - {name: scale, type: f32, default: 2.0}
-    infer:
-      y: {same_as: x}
-    kernels:
-      - name: affine_tensor
-        arg_meta: {x: [FP32], y: [FP32]}
-        shader:
-          file: affine.comp
-          defines: {SCALE: scale, CHANNELS: "x[1]", PLANES: "x[0] * x[1]"}
-        resources:
-          x: {binding: 0, descriptor: tensor}
-          y: {binding: 1, descriptor: tensor}
-        dispatch: {global: ["x[3]", "x[2]", "x[0] * x[1]"]}  # NCHW: W, H, N * C
-"""
-TENSOR_REFERENCE = """\
-import numpy as np
-
-def affine(x, scale=2.0):
-    return (x.astype(np.float64) * scale - 0.25).astype(x.dtype)
-"""
+TENSOR_EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "pytorch_tensor"
 
 
 def test_a_pytorch_op_with_tensor_resources_exports_and_runs_in_this_environment(
@@ -220,12 +173,7 @@ def test_a_pytorch_op_with_tensor_resources_exports_and_runs_in_this_environment
 
     import vgfc.executorch
 
-    folder = tmp_path / "lib"
-    folder.mkdir()
-    (folder / "affine.comp").write_text(TENSOR_OP)
-    (folder / "tensor_ops.yaml").write_text(TENSOR_LIBRARY)
-    (folder / "tensor_ops_ref.py").write_text(TENSOR_REFERENCE)
-    ops = vgfc.executorch.load(folder / "tensor_ops.yaml")
+    ops = vgfc.executorch.load(TENSOR_EXAMPLE / "tensor_ops.yaml")
 
     class Model(torch.nn.Module):
         def __init__(self) -> None:
