@@ -233,3 +233,20 @@ def test_only_the_extensions_glslang_lacks_choose_glslc() -> None:
     assert glslc.for_preprocessing("#extension GL_ARM_tensors : require\n") == (
         "#extension GL_ARM_tensors : enable\n"
     )
+
+
+def test_the_cache_serves_a_glslc_shader_until_the_program_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cached = CompileOptions(timeout=0, cache=True, defines=IN_PROCESS.defines)
+    request = ShaderRequest("GLSL", _source(), "main", cached)
+    first = build_shader(request)
+
+    def must_not_run(text: str, timeout: float) -> tuple[bytes | None, str]:
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(glslc, "compile_text", must_not_run)
+    assert build_shader(request) == first  # a hit: glslc does not run
+    monkeypatch.setattr(glslc, "_FOUND", glslc.Glslc(glslc.find().path, "99.0.0"))
+    with pytest.raises(AssertionError, match="compiled again"):
+        build_shader(request)  # another release of the program: a miss
