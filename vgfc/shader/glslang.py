@@ -360,7 +360,7 @@ def _failure(
     more += extra
     tail = f" (then {'; '.join(more)})" if more else ""
     return ShaderError(
-        f"{language.value} compilation failed: {first.message}{tail}",
+        f"{language.value} compilation failed: {first.message}{glslc.hint(first.message)}{tail}",
         Location(line=first.line, column=first.column),
         excerpt=excerpt(first),
     )

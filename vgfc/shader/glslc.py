@@ -42,6 +42,7 @@ __all__ = [
     "compile_text",
     "find",
     "for_preprocessing",
+    "hint",
     "needed_extension",
 ]
 
@@ -76,6 +77,18 @@ def for_preprocessing(source: str) -> str:
     which the line stays (an ``enable`` of an extension glslc supports does what a ``require``
     does)."""
     return _REQUIRE.sub(r"\1enable", source)
+
+
+def hint(message: str) -> str:
+    """What to add to glslang's complaint about an extension of :data:`EXTENSIONS` that it met
+    where vgfc did not look for it (an included file): how to get it compiled."""
+    for extension in EXTENSIONS:
+        if f"extension not supported: {extension}" in message:
+            return (
+                f" (enable {extension} in the shader itself, not in an included file: vgfc then "
+                "compiles it with the ML SDK's glslc)"
+            )
+    return ""
 
 
 @record

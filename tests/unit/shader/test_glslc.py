@@ -250,3 +250,16 @@ def test_the_cache_serves_a_glslc_shader_until_the_program_changes(
     monkeypatch.setattr(glslc, "_FOUND", glslc.Glslc(glslc.find().path, "99.0.0"))
     with pytest.raises(AssertionError, match="compiled again"):
         build_shader(request)  # another release of the program: a miss
+
+
+def test_an_include_that_enables_the_extension_gets_a_hint(tmp_path: Path) -> None:
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "tensors.h").write_text("#extension GL_ARM_tensors : require\n")
+    source = _source().replace("#extension GL_ARM_tensors : require", '#include "tensors.h"')
+    options = CompileOptions(timeout=0, include_dirs=(str(inc),), defines=IN_PROCESS.defines)
+    with pytest.raises(ShaderError) as caught:
+        compile_recorded(source, Language.GLSL, "main", options)
+    message = caught.value.message
+    assert "tensors.h:1:" in message and "extension not supported: GL_ARM_tensors" in message
+    assert "(enable GL_ARM_tensors in the shader itself, not in an included file" in message
