@@ -144,9 +144,9 @@ def check_target(options: CompileOptions, extension: str) -> None:
 def compile_text(text: str, timeout: float) -> tuple[bytes | None, str]:
     """Compile preprocessed GLSL (no ``#include``, no definitions left to apply): the SPIR-V
     binary and an empty log, or ``None`` and glslc's log of compile errors. ``timeout``:
-    seconds (``0`` or infinite: none). Raises :class:`ShaderError` when the time is up or the program fails in a way that
-    is no compile error, :class:`MemoryError` when it runs out of memory (in a bounded worker:
-    its memory cap)."""
+    seconds (``0`` or infinite: none). Raises :class:`ShaderError` when the time is up or the
+    program fails in a way that is no compile error, :class:`MemoryError` when it runs out of
+    memory (in a bounded worker: its memory cap)."""
     import subprocess
 
     from vgfc.options import flag
