@@ -112,12 +112,13 @@ fuzz: $(VENV)/.installed-fuzz ## fuzz models, kernel libraries and VGF files wit
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
-# ExecuTorch 1.5.1's Arm VGF backend with vgfc as its converter, in a venv of its own (its pins
-# stay as they are; torch is the CPU wheel): models exported afresh into build/executorch-models,
-# then checked in .venv like the copies in tests/data/executorch/; tests/executorch (vgfc.executorch)
-# runs in the ExecuTorch venv itself. Not part of `make test`; .ci/run calls it.
-# The checks run in .venv because executorch[vgf] pins ai-ml-emulation-layer-for-vulkan 0.10.0
-# and vgfc[run] needs 0.11.0 or later.
+# ExecuTorch 1.5.1's Arm VGF backend with vgfc as its converter, in a venv of its own, installed
+# as docs/pytorch.md says: vgfc[executorch,run] with ExecuTorch's tested pins and the CPU torch,
+# without executorch[vgf] (whose 0.10.0 ML SDK pins conflict with vgfc[run]). Models exported
+# afresh into build/executorch-models, then checked in .venv like the copies in
+# tests/data/executorch/; tests/executorch (vgfc.executorch) runs in the ExecuTorch venv itself,
+# and so does the PyTorch sample's compare.py (`vgfc run` there): one environment exports and
+# runs. Not part of `make test`; .ci/run calls it.
 EXECUTORCH_VENV := build/venv-executorch
 EXECUTORCH_OUT := build/executorch-models
 
@@ -125,8 +126,8 @@ $(EXECUTORCH_VENV)/.installed: pyproject.toml
 	rm -rf $(EXECUTORCH_VENV)
 	$(PYTHON) -m venv $(EXECUTORCH_VENV)
 	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet -e '.[executorch]' 'executorch[vgf]==1.5.1' torch==2.13.0 \
-	  pytest hypothesis
+	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet -e '.[executorch,run]' executorch==1.5.1 torch==2.13.0 \
+	  tosa-tools==2026.5.0 ml_dtypes==0.5.1 pytest hypothesis
 	$(EXECUTORCH_VENV)/bin/python -m pip check
 	touch $@
 
@@ -139,4 +140,5 @@ test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF 
 	$(EXECUTORCH_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/executorch
 	MODEL_CONVERTER_PATH=$(CURDIR)/$(EXECUTORCH_VENV)/bin/vgfc-model-converter \
 	  $(EXECUTORCH_VENV)/bin/python samples/pytorch/export.py $(EXECUTORCH_OUT)/pytorch
+	$(EXECUTORCH_VENV)/bin/python samples/pytorch/compare.py $(EXECUTORCH_OUT)/pytorch
 	VGFC_PYTORCH_SAMPLE=$(CURDIR)/$(EXECUTORCH_OUT)/pytorch $(PY) -m pytest -q tests/e2e/test_pytorch_sample.py

@@ -26,8 +26,8 @@ The models:
 
 For each, the script checks that the ``.pte`` holds one ``VgfBackend`` delegate, that every
 operator of the program is in it, and that its payload is the file ``vgfc compile`` writes for
-the TOSA file. Run it with the Python of a venv holding ``executorch[vgf]==1.5.1``,
-``torch==2.13.0`` and vgfc (``make test-executorch`` builds one)::
+the TOSA file. Run it with the Python of a venv holding ``executorch==1.5.1``, ``torch==2.13.0``
+and ``vgfc[executorch,run]`` (docs/pytorch.md; ``make test-executorch`` builds one)::
 
     export MODEL_CONVERTER_PATH=$(which vgfc-model-converter)
     python scripts/export_executorch_models.py OUT [--keep ARTIFACTS]

@@ -11,6 +11,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "pytorch.md").read_text()
 SAMPLE = ROOT / "samples" / "pytorch"
+TENSOR_EXAMPLE = ROOT / "tests" / "data" / "pytorch_tensor"
 
 
 def _blocks(language: str) -> list[str]:
@@ -20,7 +21,7 @@ def _blocks(language: str) -> list[str]:
 def test_the_yaml_in_the_guide_is_the_samples_library() -> None:
     library = yaml.safe_load((SAMPLE / "my_ops.yaml").read_text())
     entries = {op["name"]: op for op in library["operators"]}
-    first, second = _blocks("yaml")
+    first, second = _blocks("yaml")[:2]
     shown = yaml.safe_load(first)
     assert {k: v for k, v in shown.items() if k != "operators"} == {
         k: v for k, v in library.items() if k != "operators"
@@ -50,13 +51,26 @@ def test_the_reference_in_the_guide_computes_what_the_samples_does() -> None:
         assert np.array_equal(shown["swish"](x, beta=beta), sample.swish(x, beta=beta))  # type: ignore[operator]
 
 
-def test_the_shader_in_the_guide_is_the_samples() -> None:
-    (shader,) = _blocks("glsl")
-    text = re.sub(r"//[^\n]*", "", (SAMPLE / "swish.comp").read_text())  # comments aside
+def _same_statements(shown: str, file: Path) -> None:
+    text = re.sub(r"//[^\n]*", "", file.read_text())  # comments aside
     code = " ".join(text.split())
-    for statement in re.split(r"(?<=[;{}])", shader):
+    for statement in re.split(r"(?<=[;{}])", shown):
         if statement.strip():
             assert " ".join(statement.split()) in code, statement
+
+
+def test_the_shader_in_the_guide_is_the_samples() -> None:
+    shader, tensors = _blocks("glsl")
+    _same_statements(shader, SAMPLE / "swish.comp")
+    _same_statements(tensors, TENSOR_EXAMPLE / "affine.comp")
+
+
+def test_the_tensor_kernel_in_the_guide_is_the_one_make_test_executorch_runs() -> None:
+    """tests/executorch exports and runs tests/data/pytorch_tensor/ with ExecuTorch."""
+    (shown,) = yaml.safe_load(_blocks("yaml")[2])
+    library = yaml.safe_load((TENSOR_EXAMPLE / "tensor_ops.yaml").read_text())
+    (kernel,) = library["operators"][0]["kernels"]
+    assert shown == kernel
 
 
 def test_without_the_extra_the_import_says_what_to_install() -> None:

@@ -281,6 +281,32 @@ def test_missing_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -
         find_stack()
 
 
+def test_executorchs_pinned_layers_are_named_with_the_install_that_replaces_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """executorch[vgf] 1.5.1 pins the 0.10.0 layers, which do not load on glibc 2.36: the
+    scenario runner then failed with 'Cannot find queue index'. ``pip install 'vgfc[run]'``
+    replaces them (pip check stays clean: ExecuTorch needs them only under its extra)."""
+    real = stack_module.metadata.distribution
+
+    class Old:
+        def __init__(self, dist: metadata.Distribution) -> None:
+            self.files, self.version = dist.files, "0.10.0"
+
+    def pinned(name: str) -> object:
+        dist = real(name)
+        return Old(dist) if name == stack_module.LAYER_PACKAGE else dist
+
+    monkeypatch.setattr(stack_module.metadata, "distribution", pinned)
+    with pytest.raises(UnsupportedError) as caught:
+        find_stack()
+    assert str(caught.value) == (
+        "ai-ml-emulation-layer-for-vulkan 0.10.0 is installed and running VGF files needs 0.11.0 "
+        "or later (executorch[vgf] 1.5.1 pins 0.10.0; its VGF backend does not need it, see "
+        "docs/pytorch.md): pip install 'vgfc[run]'"
+    )
+
+
 def test_missing_lavapipe_says_what_to_install(stack: Stack, tmp_path: Path) -> None:
     with pytest.raises(UnsupportedError, match=r"apt-get install mesa-vulkan-drivers libvulkan1"):
         find_stack(icd_dirs=[tmp_path])

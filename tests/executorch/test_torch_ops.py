@@ -1,6 +1,7 @@
 """vgfc.executorch: kernel-library entries as PyTorch ops, exported through ExecuTorch's Arm VGF
 backend. These need torch and ExecuTorch: ``make test-executorch`` runs them in its own venv
-(torch CPU, ``executorch[vgf]`` 1.5.1); ``make test`` leaves this folder out.
+(torch CPU, ExecuTorch 1.5.1 and ``vgfc[executorch,run]``, docs/pytorch.md); ``make test`` leaves
+this folder out.
 
 What they hold:
 * eager calls run the entry's numpy reference, and that reference agrees with PyTorch's own

@@ -36,6 +36,8 @@ DEVICES = ("cpu", "gpu", "auto")
 RUNNER_PACKAGE = "ai-ml-sdk-scenario-runner"
 LAYER_PACKAGE = "ai-ml-emulation-layer-for-vulkan"
 PIP_HINT = "pip install 'vgfc[run]'"
+OLDEST = (0, 11, 0)
+"""The oldest release of the ML SDK packages that runs vgfc's files."""
 APT_HINT = "apt-get install mesa-vulkan-drivers libvulkan1"
 
 # Layers from the top of the stack down, by the device extension each one provides.
@@ -144,6 +146,8 @@ def find_stack(icd_dirs: Iterable[Path] | None = None) -> Stack:
             f"reinstall it ({PIP_HINT})"
         )
     layer_files, layer_version = _package_files(LAYER_PACKAGE)
+    _check_version(LAYER_PACKAGE, layer_version)
+    _check_version(RUNNER_PACKAGE, runner_version)
     layers = _layers(layer_files)
     loader = ctypes.util.find_library("vulkan")
     if loader is None:
@@ -183,6 +187,24 @@ def _package_files(package: str) -> tuple[list[Path], str]:
             f"running VGF files needs {package}, which is not installed: {PIP_HINT}"
         ) from None
     return [Path(str(f.locate())) for f in dist.files or ()], dist.version
+
+
+def _check_version(package: str, version: str) -> None:
+    """Refuse a release older than :data:`OLDEST`: ``executorch[vgf]`` 1.5.1 pins the 0.10.0
+    layers, whose libraries need glibc 2.38 and fail to load elsewhere, which the scenario
+    runner then reports as ``Cannot find queue index``. ``pip install 'vgfc[run]'`` replaces
+    them, and ExecuTorch's VGF backend does not use them (docs/pytorch.md)."""
+    try:
+        release = tuple(int(part) for part in version.split(".")[:3])
+    except ValueError:
+        return  # a local build with its own numbering: let it run
+    if release < OLDEST:
+        oldest = ".".join(map(str, OLDEST))
+        raise UnsupportedError(
+            f"{package} {version} is installed and running VGF files needs {oldest} or later "
+            f"(executorch[vgf] 1.5.1 pins 0.10.0; its VGF backend does not need it, see "
+            f"docs/pytorch.md): {PIP_HINT}"
+        )
 
 
 def _layers(files: list[Path]) -> tuple[Layer, ...]:

@@ -1,7 +1,8 @@
 """The shader cache's keys: what decides a cached shader, hashed into the name of its entry.
 
 One entry per shader, named by a SHA-256 over everything that decides the result
-(:meth:`ShaderRequest.material`): the language, the source text (or SPIR-V binary), the entry
+(:meth:`ShaderRequest.material`): the language, the source text (or SPIR-V binary), the front
+end when it is not in-process glslang (the ML SDK's glslc and its package's version), the entry
 point, the preprocessor definitions and include folders, the target environment and SPIR-V
 version; and (:func:`_fingerprint`) the versions of glslang, SPIRV-Tools and the SPIR-V headers,
 and vgfc's own code that compiles, validates and reflects (so a changed reflection never serves
@@ -51,6 +52,7 @@ folder."""
 _PRODUCERS = (
     "shader/glslang.py",
     "shader/glslang_abi.py",
+    "shader/glslc.py",
     "shader/includer.py",
     "shader/build.py",
     "shader/cache.py",
@@ -83,7 +85,9 @@ class ShaderRequest:
         """What decides the result, as JSON values (the cache key's input)."""
         code = self.code if isinstance(self.code, str) else self.code.hex()
         o = self.options
+        front_end = _front_end(self.language, self.code)
         return {
+            **({"front_end": front_end} if front_end else {}),
             "language": self.language,
             "code": code,
             "entry_point": self.entry_point,
@@ -92,6 +96,24 @@ class ShaderRequest:
             "target_env": o.target_env,
             "spirv_version": list(o.spirv()),
         }
+
+
+def _front_end(language: str, code: str | bytes) -> str | None:
+    """The compiler of a shader that in-process glslang cannot compile, with its version
+    (:mod:`vgfc.shader.glslc`); ``None`` for glslang's (its version is in the fingerprint)."""
+    if language != "GLSL" or not isinstance(code, str):
+        return None
+    from vgfc.shader import glslc
+
+    extension = glslc.needed_extension(code)
+    if extension is None:
+        return None
+    from vgfc.diagnostics import ShaderError
+
+    try:
+        return f"glslc {glslc.PACKAGE} {glslc.find(extension).version}"
+    except ShaderError:  # compiling it fails with the install advice; nothing is stored
+        return "glslc missing"
 
 
 _FINGERPRINT: str | None = None

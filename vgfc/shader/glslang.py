@@ -30,6 +30,7 @@ from typing import NamedTuple
 from vgfc.diagnostics import InternalError, ShaderError, did_you_mean
 from vgfc.options import SPIRV_VERSIONS, flag
 from vgfc.processes import Labels, Worker
+from vgfc.shader import glslc
 from vgfc.shader.glslang_abi import LOCK, SET_ENTRY_POINT, Input, Library, SpvOptions, library
 from vgfc.shader.includer import IncludeProbe, Includer
 from vgfc.shader.options import DEFAULT_TIMEOUT, CompileOptions, Language
@@ -158,6 +159,9 @@ def _compile(
             f"GLSL compilation failed: entry point '{entry_point}' not found "
             "(a GLSL shader starts at main)"
         )
+    extension = glslc.needed_extension(source) if language is Language.GLSL else None
+    if extension is not None:
+        return _compile_with_glslc(source, options, extension)
     text = _with_include_extension(source) if language is Language.GLSL else source
     code = ctypes.create_string_buffer(text.encode())
     # glslang keeps the preamble pointer, not a copy: the buffer must outlive the shader.
@@ -166,20 +170,7 @@ def _compile(
     with LOCK:
         lib = library()
         includer = Includer(options.include_dirs)
-        request = Input(
-            language=1 if language is Language.GLSL else 2,
-            stage=_STAGE_COMPUTE,
-            client=1,  # Vulkan
-            client_version=client_version,
-            target_language=1,  # SPIR-V
-            target_language_version=target_version,
-            code=ctypes.cast(code, ctypes.c_void_p),
-            default_version=_DEFAULT_VERSION,
-            default_profile=1,  # no profile
-            messages=messages,
-            resource=lib.call("glslang_default_resource"),
-            callbacks=includer.callbacks,
-        )
+        request = _input(lib, language, (client_version, target_version), code, messages, includer)
         shader = lib.call("glslang_shader_create", ctypes.byref(request))
         if not shader:
             raise InternalError("glslang_shader_create failed")
@@ -207,6 +198,69 @@ def _compile(
     if sys.byteorder == "big":
         words.byteswap()
     return Compiled(words.tobytes(), tuple(dict.fromkeys(includer.probes)))
+
+
+def _input(
+    lib: Library,
+    language: Language,
+    versions: tuple[int, int],
+    code: ctypes.Array[ctypes.c_char],
+    messages: int,
+    includer: Includer,
+) -> Input:
+    """glslang's description of a compute shader to compile for Vulkan."""
+    return Input(
+        language=1 if language is Language.GLSL else 2,
+        stage=_STAGE_COMPUTE,
+        client=1,  # Vulkan
+        client_version=versions[0],
+        target_language=1,  # SPIR-V
+        target_language_version=versions[1],
+        code=ctypes.cast(code, ctypes.c_void_p),
+        default_version=_DEFAULT_VERSION,
+        default_profile=1,  # no profile
+        messages=messages,
+        resource=lib.call("glslang_default_resource"),
+        callbacks=includer.callbacks,
+    )
+
+
+def _compile_with_glslc(source: str, options: CompileOptions, extension: str) -> Compiled:
+    """GLSL enabling an extension glslang 13 lacks: preprocessed here (the includes confined
+    and recorded, the definitions applied), then compiled by the ML SDK's glslc
+    (:mod:`vgfc.shader.glslc`), which is never given an include folder of its own."""
+    glslc.check_target(options, extension)
+    glslc.find(extension)  # the install advice comes before any work
+    text, includes = _preprocess(source, options)
+    spirv, log = glslc.compile_text(text, options.timeout)
+    if spirv is None:
+        raise _failure(Language.GLSL, log, None, source)
+    return Compiled(spirv, includes)
+
+
+def _preprocess(source: str, options: CompileOptions) -> tuple[str, tuple[IncludeProbe, ...]]:
+    """GLSL with its includes spliced in and its macros expanded, as ``glslangValidator -E``
+    writes it (the shader's own line numbers kept by ``#line``), and the include probes."""
+    versions = _versions(options)
+    text = _with_include_extension(glslc.for_preprocessing(source))
+    code = ctypes.create_string_buffer(text.encode())
+    preamble = ctypes.create_string_buffer(_preamble(options.defines).encode())
+    with LOCK:
+        lib = library()
+        includer = Includer(options.include_dirs)
+        request = _input(lib, Language.GLSL, versions, code, _MESSAGES, includer)
+        shader = lib.call("glslang_shader_create", ctypes.byref(request))
+        if not shader:
+            raise InternalError("glslang_shader_create failed")
+        try:
+            lib.call("glslang_shader_set_preamble", shader, preamble)
+            if not lib.call("glslang_shader_preprocess", shader, ctypes.byref(request)):
+                log = lib.text("glslang_shader_get_info_log", shader)
+                raise _failure(Language.GLSL, log, includer, source)
+            text = lib.text("glslang_shader_get_preprocessed_code", shader)
+        finally:
+            lib.call("glslang_shader_delete", shader)
+    return text, tuple(dict.fromkeys(includer.probes))
 
 
 def _link_and_generate(
@@ -308,7 +362,7 @@ def _failure(
     more += extra
     tail = f" (then {'; '.join(more)})" if more else ""
     return ShaderError(
-        f"{language.value} compilation failed: {first.message}{tail}",
+        f"{language.value} compilation failed: {first.message}{glslc.hint(first.message)}{tail}",
         Location(line=first.line, column=first.column),
         excerpt=excerpt(first),
     )

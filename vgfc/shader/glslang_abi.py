@@ -99,6 +99,7 @@ _PROTOTYPES: dict[str, tuple[Any, ...]] = {
     "glslang_shader_preprocess": (_INT, _VOID_P, _VOID_P),
     "glslang_shader_parse": (_INT, _VOID_P, _VOID_P),
     "glslang_shader_get_info_log": (_CHAR_P, _VOID_P),
+    "glslang_shader_get_preprocessed_code": (_CHAR_P, _VOID_P),
     "glslang_program_create": (_VOID_P,),
     "glslang_program_delete": (None, _VOID_P),
     "glslang_program_add_shader": (None, _VOID_P, _VOID_P),

@@ -111,7 +111,13 @@ _DERIVES = {
     "OpLoad": 2,  # a loaded image handle still refers to its variable
 }
 # Instructions that write through the pointer (or image) operand at this index.
-_WRITES = {"OpStore": 0, "OpCopyMemory": 0, "OpAtomicStore": 0, "OpImageWrite": 0}
+_WRITES = {
+    "OpStore": 0,
+    "OpCopyMemory": 0,
+    "OpAtomicStore": 0,
+    "OpImageWrite": 0,
+    "OpTensorWriteARM": 0,  # GL_ARM_tensors tensorWriteARM
+}
 
 
 def _track_writes(module: ModuleIndex, op: str, inst: array[int]) -> None:
