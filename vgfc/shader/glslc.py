@@ -50,9 +50,8 @@ EXTENSIONS = ("GL_ARM_tensors",)
 """GLSL extensions that glslang 13 lacks and the ML SDK's glslc compiles."""
 PACKAGE = "ai-ml-sdk-scenario-runner"
 """The PyPI package that ships the program (in ``vgfc[run]``)."""
-INSTALL = "pip install 'vgfc[run]'"
-TARGET = ("vulkan1.3", (1, 6))
-"""The only target environment and SPIR-V version the program emits."""
+SPIRV = (1, 6)
+"""The only SPIR-V version the program emits (for vulkan1.3 and newer environments)."""
 
 _EXTENSION = re.compile(
     r"^[ \t]*#[ \t]*extension[ \t]+(" + "|".join(EXTENSIONS) + r")\b", re.MULTILINE
@@ -123,21 +122,27 @@ def find(extension: str = EXTENSIONS[0]) -> Glslc:
                 _FOUND = Glslc(path, dist.version)
                 return _FOUND
         why = f"the {PACKAGE} {dist.version} installation has no glslc program"
+    from vgfc.runner.stack import PIP_HINT
+
     raise ShaderError(
         f"GLSL with {extension} needs the ML SDK's glslc (the in-process glslang 13 does not "
-        f"know the extension), and {why}: {INSTALL}"
+        f"know the extension), and {why}: {PIP_HINT}"
     )
 
 
 def check_target(options: CompileOptions, extension: str) -> None:
     """Refuse a target the program cannot emit, before anything runs."""
-    env, version = TARGET
-    if options.target_env != env or tuple(options.spirv_version) != version:
-        major, minor = options.spirv_version
+    from vgfc.options import SPIRV_VERSIONS
+
+    version = SPIRV
+    if options.spirv() != version:
+        major, minor = options.spirv()
         wanted = f"{options.target_env} (SPIR-V {major}.{minor})"
+        envs = [env for env, v in SPIRV_VERSIONS.items() if v == version]
         raise ShaderError(
             f"GLSL with {extension} compiles through the ML SDK's glslc, which emits SPIR-V "
-            f"{version[0]}.{version[1]} for {env} only, not {wanted}: use --target-env {env}"
+            f"{version[0]}.{version[1]} only, not for {wanted}: use --target-env "
+            + " or ".join(envs)
         )
 
 

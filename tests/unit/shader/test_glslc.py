@@ -129,9 +129,19 @@ def test_a_compile_error_keeps_the_shaders_line_and_column(tmp_path: Path) -> No
 
 
 def test_other_targets_are_refused_by_name() -> None:
-    options = CompileOptions(timeout=0, target_env="vulkan1.2", spirv_version=(1, 5))
-    with pytest.raises(ShaderError, match=r"GL_ARM_tensors .* vulkan1\.3 only, not vulkan1\.2"):
+    options = CompileOptions(timeout=0, target_env="vulkan1.2")
+    with pytest.raises(
+        ShaderError,
+        match=r"GL_ARM_tensors .* SPIR-V 1\.6 only, not for vulkan1\.2 \(SPIR-V 1\.5\): "
+        r"use --target-env vulkan1\.3 or vulkan1\.4",
+    ):
         compile_recorded(_source(), Language.GLSL, "main", options)
+
+
+def test_vulkan_1_4_takes_the_same_spirv() -> None:
+    options = CompileOptions(timeout=0, target_env="vulkan1.4", defines=IN_PROCESS.defines)
+    spirv = compile_recorded(_source(), Language.GLSL, "main", options).spirv
+    assert int.from_bytes(spirv[4:8], "little") == 0x00010600
 
 
 def test_without_the_program_one_error_names_the_extension_and_the_install(
