@@ -291,8 +291,8 @@ def compile_model(
 
 def _place(done: Compilation, request: Request, held: list[Staged], hold: list[Any] | None) -> None:
     """The written VGF, with its report (which records the file's size, SHA-256 and the time of
-    every stage), renamed into place together, or left with the caller's ``hold``: an interrupt
-    leaves both old or both new."""
+    every stage), renamed into place together (:func:`vgfc.files.outputs.commit`: the report
+    after the VGF, its old file removed first), or left with the caller's ``hold``."""
     from vgfc.files.outputs import commit, stage
 
     sink = request.sink
@@ -306,7 +306,7 @@ def _place(done: Compilation, request: Request, held: list[Staged], hold: list[A
         doc = compile_report(done, str(sink.path), written=(done.size, done.sha256))
         text = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
         inputs = (*input_files(request.source, request.options, done.libraries), sink.path)
-        held.insert(0, stage(sink.report, text, inputs=inputs))
+        held.append(stage(sink.report, text, inputs=inputs))  # after the VGF it describes
     if hold is not None:
         hold.extend(held)
     else:

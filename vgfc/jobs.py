@@ -71,6 +71,15 @@ def _looks_like_a_model(path: Path) -> bool:
         return False
 
 
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder; a path that cannot be looked at (a folder on the way that
+    cannot be searched) is left to :func:`vgfc.files.outputs.check_output`, which names it."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _real(path: Path) -> Path:
     """``path`` with its links followed as far as they lead: a symlink loop stays as it is
     (``Path.resolve`` raises on one), and the file opener refuses it, naming it."""
@@ -99,7 +108,7 @@ def plan_jobs(
         else:
             report_path = Path(report)
         for path in (target, report_path):
-            if path is not None and path.is_dir():
+            if path is not None and _is_dir(path):
                 raise UsageError(f"{model}: cannot write {path}: it is a directory")
             if path is not None and _real(path) in inputs:
                 # `--report a.tosa b.tosa`: the flag took the model after it as its FILE.

@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from vgfc.compilation import Compilation
     from vgfc.compiler import Options
     from vgfc.jobs import Job
 
@@ -44,16 +45,23 @@ def _compile_quietly_or_not(job: Job, options: Options, *, quiet: bool) -> None:
         return
     # Nothing printed but warnings.
     result = compile_to(job.model, job.output, job.report, options)
-    if result.warnings:
-        console = diagnostics_console()
-        for d in result.warnings:
-            print_diagnostic(console, d)
+    try:
+        if result.warnings:
+            console = diagnostics_console()
+            for d in result.warnings:
+                print_diagnostic(console, d)
+    except BrokenPipeError:  # stderr's reader went away (`2>&1 | true`): the files are in place
+        from vgfc.cli.process import reader_gone
+
+        reader_gone()
 
 
 def _compile_and_show(job: Job, options: Options) -> None:
     """One model with its summary table. The files are renamed into place only once the table
-    is out: output that cannot be printed (a full disk, a closed stdout) leaves the old files,
-    and the error says so."""
+    is out: output that cannot be written (a full disk, a closed stdout) leaves the old files,
+    and the error says so. A reader that went away (``| head``, ``| true``: a broken pipe)
+    asked for no more of the summary, and costs nothing else: the files are renamed into place,
+    a note says so and the exit status is the compile's."""
     from vgfc.compiler import ToFile
     from vgfc.diagnostics import InputError, VgfcError
     from vgfc.files.outputs import WRITES, Staged, commit, discard
@@ -61,8 +69,19 @@ def _compile_and_show(job: Job, options: Options) -> None:
     held: list[Staged] = []
     sink = ToFile(job.output, job.report, hold=held)
     try:
-        _show(job, options, sink)
+        result = _compile(job, options, sink)
+    except BaseException:
+        discard(held)
+        raise
+    try:
+        _show(job, result)
         sys.stdout.flush()
+    except BrokenPipeError:
+        from vgfc.cli.process import reader_gone
+
+        commit(held)
+        reader_gone(WRITES.outcome())
+        return
     except VgfcError as e:
         discard(held)
         if e.location.file != "standard output":
@@ -74,17 +93,19 @@ def _compile_and_show(job: Job, options: Options) -> None:
     commit(held)
 
 
-def _show(job: Job, options: Options, sink: Any) -> None:
+def _compile(job: Job, options: Options, sink: Any) -> Compilation:
+    """The compile, with its stages shown on a terminal."""
     from vgfc.compiler import compile_model
 
     console = diagnostics_console()
     if console is not None:
         with console.status("compiling") as status:
-            result = compile_model(
-                job.model, options, lambda s: status.update(f"{s}..."), sink=sink
-            )
-    else:
-        result = compile_model(job.model, options, sink=sink)
+            return compile_model(job.model, options, lambda s: status.update(f"{s}..."), sink=sink)
+    return compile_model(job.model, options, sink=sink)
+
+
+def _show(job: Job, result: Compilation) -> None:
+    console = diagnostics_console()
     for d in (*result.warnings, *result.notes):
         print_diagnostic(console, d)
 

@@ -133,7 +133,7 @@ def _click_option(option: Option) -> Callable[[F], F]:
         kwargs["is_flag"] = True
     elif kind == "report":
         kwargs.update(is_flag=False, flag_value=REPORT_NEXT_TO_OUTPUT, default=None)
-        kwargs["type"] = click.Path(dir_okay=False)
+        kwargs["type"] = click.Path(dir_okay=False, readable=False)
     elif option.multiple:
         kwargs["multiple"] = True
         if kind == "dirs":
@@ -143,8 +143,10 @@ def _click_option(option: Option) -> Callable[[F], F]:
             "choice": lambda: click.Choice(option.choices),
             "seconds": Seconds,
             "count": lambda: Count(option.maximum),
-            "file": lambda: click.Path(dir_okay=False, path_type=Path),
-            "folder": lambda: click.Path(file_okay=False, path_type=Path),
+            # Outputs: written, never read (a folder that cannot be read or searched is an
+            # error naming it when the command writes there, exit 1).
+            "file": lambda: click.Path(dir_okay=False, readable=False, path_type=Path),
+            "folder": lambda: click.Path(file_okay=False, readable=False, path_type=Path),
         }
         kwargs["type"] = types[kind]()
         if option.default is not None:
