@@ -179,7 +179,16 @@ def _encode(done: Compilation, request: Request) -> Produced:
         data = encode(model)
         return {"vgf": data, "size": len(data)}
     if isinstance(sink, ToStream):
-        return {"size": encode_to(model, sink.stream)}
+        if sink.report is None:
+            size = encode_to(model, sink.stream)
+            sink.stream.flush()
+            return {"size": size}
+        import hashlib
+
+        digest = hashlib.sha256()
+        size = encode_to(model, sink.stream, digest)
+        sink.stream.flush()  # the report is written only once the whole VGF went out
+        return {"size": size, "sha256": digest.hexdigest()}
     return _stage_file(done, request, model, sink)
 
 
@@ -281,6 +290,11 @@ def compile_model(
         done = replace(done, timings=tuple(timings))
         if held:
             _place(done, request, held, hold)
+        elif isinstance(sink, ToStream) and sink.report is not None and done.sha256:
+            from vgfc.files.outputs import write_atomically
+
+            inputs = input_files(request.source, request.options, done.libraries)
+            write_atomically(sink.report, _report_text(done, "-"), inputs=inputs)
     except BaseException:
         from vgfc.files.outputs import discard
 
@@ -297,20 +311,30 @@ def _place(done: Compilation, request: Request, held: list[Staged], hold: list[A
 
     sink = request.sink
     assert isinstance(sink, ToFile)
-    if sink.report is not None:
-        import json
-
-        from vgfc.report import compile_report
-
-        assert done.size is not None and done.sha256 is not None
-        doc = compile_report(done, str(sink.path), written=(done.size, done.sha256))
-        text = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+    report = sink.report
+    text = b"" if report is None else _report_text(done, str(sink.path))
+    if isinstance(report, Path):
         inputs = (*input_files(request.source, request.options, done.libraries), sink.path)
-        held.append(stage(sink.report, text, inputs=inputs))  # after the VGF it describes
+        held.append(stage(report, text, inputs=inputs))  # after the VGF it describes
     if hold is not None:
+        assert report is None or isinstance(report, Path)
         hold.extend(held)
-    else:
-        commit(held)
+        return
+    commit(held)
+    if report is not None and not isinstance(report, Path):  # --report -: once the VGF is in
+        report.write(text)
+        report.flush()
+
+
+def _report_text(done: Compilation, output: str) -> bytes:
+    """The JSON report of a compile whose VGF was streamed (its size and SHA-256 known)."""
+    import json
+
+    from vgfc.report import compile_report
+
+    assert done.size is not None and done.sha256 is not None
+    doc = compile_report(done, output, written=(done.size, done.sha256))
+    return (json.dumps(doc, indent=2) + "\n").encode("utf-8")
 
 
 def compile_to(

@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from vgfc.compilation import Options
     from vgfc.resolve.library.records import Library
 
-__all__ = ["Job", "check_arguments", "check_outputs", "input_files", "plan_jobs"]
+__all__ = [
+    "STANDARD",
+    "Job",
+    "check_arguments",
+    "check_batch",
+    "check_outputs",
+    "input_files",
+    "is_standard",
+    "plan_jobs",
+]
 
 
 @record
@@ -28,12 +37,22 @@ class Job:
     report: Path | None = None
 
 
+STANDARD = "-"
+"""A model of ``-`` is standard input; ``-o -`` and ``--report -`` standard output."""
+
+
+def is_standard(path: str | os.PathLike[str] | None) -> bool:
+    """Whether ``path`` is ``-``: standard input as a model, standard output as an output."""
+    return path is not None and os.fspath(path) == STANDARD
+
+
 def check_arguments(
     models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
 ) -> None:
     """Options that exclude one another, or a ``--report`` that took a model as its FILE."""
     if output is not None and output_dir is not None:
         raise UsageError("-o/--output and -d/--output-dir are exclusive")
+    _check_standard(models, output, output_dir, report)
     if output is not None and len(models) > 1:
         raise UsageError(
             f"-o/--output names one file, and {len(models)} models were given: "
@@ -55,6 +74,44 @@ def check_arguments(
             f"--report took {report} as its FILE, and that is a TOSA model, not a report: put "
             "--report last (or write --report=FILE) so that it does not take a model's name"
         )
+
+
+def _check_standard(
+    models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
+) -> None:
+    """``-``: standard input holds one model, standard output one file."""
+    if any(is_standard(m) for m in models):
+        if len(models) > 1 or output_dir is not None:
+            raise UsageError(
+                "- (standard input) is one model: batch mode (-d OUTDIR, several models) reads "
+                "files"
+            )
+        if output is None:
+            raise UsageError(
+                "the model comes from standard input (-): give -o FILE, or -o - to write the "
+                "VGF to standard output"
+            )
+    if is_standard(output_dir):
+        raise UsageError("-d - : standard output holds one file, not a folder of VGF files")
+    if is_standard(output) and is_standard(report):
+        raise UsageError("-o - and --report - would both write to standard output")
+    if is_standard(output) and report == REPORT_NEXT_TO_OUTPUT:
+        raise UsageError(
+            "--report without FILE goes next to the VGF, and -o - writes no file: give "
+            "--report FILE"
+        )
+    if is_standard(report) and output_dir is not None:
+        raise UsageError("--report - : batch mode writes one report per model; give --report")
+
+
+def check_batch(jobs: list[Job]) -> None:
+    """Batch mode (``--json``, ``-d``, several models) writes files: never ``-``."""
+    for job in jobs:
+        if any(is_standard(p) for p in (job.model, job.output, job.report)):
+            raise UsageError(
+                "batch mode (--json, -d, several models) reads and writes files: - (standard "
+                "input or output) is for one model without --json"
+            )
 
 
 def _looks_like_a_model(path: Path) -> bool:
@@ -108,6 +165,8 @@ def plan_jobs(
         else:
             report_path = Path(report)
         for path in (target, report_path):
+            if is_standard(path):
+                continue
             if path is not None and _is_dir(path):
                 raise UsageError(f"{model}: cannot write {path}: it is a directory")
             if path is not None and _real(path) in inputs:
@@ -116,6 +175,9 @@ def plan_jobs(
                 raise UsageError(
                     f"{model}: writing {path} would replace the model {inputs[_real(path)]}{taken}"
                 )
+        if is_standard(target):
+            jobs.append(Job(model, target, report_path))
+            continue
         if report_path is not None and _real(report_path) == _real(target):
             raise UsageError(f"{model}: the report and the VGF would both be written to {target}")
         key = _real(target)
@@ -140,7 +202,7 @@ def check_outputs(job: Job, options: Options) -> None:
 
     inputs = input_files(job.model, options)
     for path in (job.output, job.report):
-        if path is not None:
+        if path is not None and not is_standard(path):
             check_output(path, inputs=inputs)
 
 
@@ -150,7 +212,7 @@ def input_files(
     """Every file a compile of ``source`` reads that a user names: the model, the kernel
     libraries and, once they are read (``libraries``), their shaders. No output may replace
     one of them."""
-    files = [Path(source)]
+    files = [] if is_standard(source) else [Path(source)]
     if options.kernels:
         from vgfc.resolve.library.load import library_file
 

@@ -28,7 +28,7 @@ __all__ = ["compile_command"]
     nargs=-1,
     required=True,
     metavar="MODEL...",
-    type=InputPath(),
+    type=InputPath(dash=True),
 )
 @declare("compile")
 def compile_command(
@@ -68,6 +68,12 @@ def compile_command(
         raise click.UsageError(str(e)) from None
     batch = len(models) > 1 or output_dir is not None or as_json
     if batch:
+        from vgfc.jobs import check_batch
+
+        try:
+            check_batch(job_list)
+        except UsageError as e:
+            raise click.UsageError(str(e)) from None
         if output_dir is not None:
             try:
                 output_dir.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from vgfc.cli.console import diagnostics_console, print_diagnostic, print_table
+from vgfc.cli.console import diagnostics_console, is_terminal, print_diagnostic, print_table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,10 +23,50 @@ def compile_single(job: Job, options: Options, *, quiet: bool) -> None:
     """One model, not in batch mode: its outputs checked before any work (a device such as
     /dev/null, a FIFO, a library given as the output, a missing folder), then compiled, with the
     summary table unless ``quiet``."""
-    from vgfc.jobs import check_outputs
+    from vgfc.jobs import check_outputs, is_standard
 
     check_outputs(job, options)
+    if is_standard(job.output) or is_standard(job.report):
+        _compile_to_standard_output(job, options)
+        return
     _compile_quietly_or_not(job, options, quiet=quiet)
+
+
+def _compile_to_standard_output(job: Job, options: Options) -> None:
+    """``-o -`` (the VGF, byte for byte what ``-o FILE`` writes) or ``--report -`` (the JSON
+    report, once the VGF file is in place) on standard output, which then carries nothing else:
+    no summary, warnings on stderr. A VGF is binary: a terminal is refused, as gzip refuses
+    one. A reader that goes away before the whole output went out is an error: the output was
+    not delivered."""
+    from vgfc.compilation import ToFile, ToStream
+    from vgfc.compiler import compile_model
+    from vgfc.diagnostics import InputError
+    from vgfc.files.outputs import WRITES
+    from vgfc.jobs import is_standard
+
+    vgf_out = is_standard(job.output)
+    if vgf_out and is_terminal(sys.stdout):
+        raise InputError(
+            "-o -: a VGF file is binary and standard output is a terminal: redirect it "
+            "(> m.vgf, | ...) or give -o FILE",
+            file="standard output",
+        )
+    stream = sys.stdout.buffer
+    sink = ToStream(stream, job.report) if vgf_out else ToFile(job.output, stream)
+    try:
+        result = compile_model(job.model, options, sink=sink)
+    except BrokenPipeError:
+        what = "the VGF" if vgf_out else "the report"
+        written = "" if vgf_out else f"; {WRITES.outcome()}"
+        raise InputError(
+            f"cannot write {what}: the reader went away (a closed pipe) before all of it went "
+            f"out{written}",
+            file="standard output",
+        ) from None
+    if result.warnings:
+        console = diagnostics_console()
+        for d in result.warnings:
+            print_diagnostic(console, d)
 
 
 SUMMARY_ROWS = 40

@@ -28,6 +28,7 @@ __all__ = [
     "diagnostics_console",
     "emit",
     "escape",
+    "is_terminal",
     "print_diagnostic",
     "print_table",
     "stderr_console",
@@ -67,10 +68,10 @@ def escape(text: str) -> str:
 def diagnostics_console() -> Console | None:
     """Where diagnostics go: a rich console on stderr when it is a terminal (colour, progress),
     else ``None``: plain lines, and rich is not imported."""
-    return stderr_console() if _is_terminal(sys.stderr) else None
+    return stderr_console() if is_terminal(sys.stderr) else None
 
 
-def _is_terminal(stream: Any) -> bool:
+def is_terminal(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):  # a closed or stand-in stream
@@ -102,7 +103,7 @@ def _write_line(stream: Any, text: str) -> None:
     """``text`` and a newline on ``stream``, flushed, as ``click.echo`` writes them: escape
     sequences (a model's names may hold them) are taken out where the stream is not a
     terminal."""
-    if not _is_terminal(stream):
+    if not is_terminal(stream):
         text = _ANSI.sub("", text)
     stream.write(text + "\n")
     stream.flush()
@@ -113,7 +114,7 @@ def print_table(
 ) -> None:
     """A table of plain-text ``rows`` under ``title``, then ``lines``, on stdout: drawn by rich
     on a terminal, else as aligned plain columns (rich is not imported)."""
-    if _is_terminal(sys.stdout):
+    if is_terminal(sys.stdout):
         from vgfc.cli.tables import word_table
 
         out = stdout_console()

@@ -33,7 +33,7 @@ no independent oracle (their numbers were not checked)."""
 
 
 @click.command("verify")
-@click.argument("model", type=InputPath())
+@click.argument("model", type=InputPath(dash=True))
 @inputs_option(
     "NAME=FILE.npy",
     "A graph input by its tensor name (repeatable); inputs not given are random (see --seed).",
