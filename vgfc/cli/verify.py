@@ -5,6 +5,7 @@ Registered on the main group with ``cli.add_command(verify)``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -106,12 +107,52 @@ def verify(
     vgfc verify model.tosa                          random inputs, automatic oracle
     vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
     """
+    with contextlib.ExitStack() as stack:
+        _verify(
+            stack,
+            model=model,
+            inputs=inputs,
+            seed=seed,
+            against=against,
+            expected=expected,
+            push_constants=push_constants,
+            atol=atol,
+            rtol=rtol,
+            validate=validate,
+            device=device,
+            timeout=timeout,
+            as_json=as_json,
+            options=options,
+        )
+
+
+def _verify(
+    stack: contextlib.ExitStack,
+    model: Path,
+    inputs: tuple[str, ...],
+    seed: int,
+    against: str,
+    expected: tuple[str, ...],
+    push_constants: tuple[str, ...],
+    atol: float | None,
+    rtol: float | None,
+    validate: bool,
+    device: str,
+    timeout: float,
+    as_json: bool,
+    options: Options,
+) -> None:
+    """The command, with ``stack`` holding what lives as long as it (a model piped in)."""
     from vgfc.cli.run import load_array, parse_pairs, read_push_data
     from vgfc.compiler import compile_model
+    from vgfc.files.inputs import named_input
     from vgfc.runner.numeric import random_inputs
     from vgfc.runner.oracle import push_constants_by_op, verify_numbers
 
-    result = compile_model(model, options)
+    # The oracles are other programs that read the model's file: standard input (-) is
+    # given to them as a file, and named "standard input" in messages.
+    source = Path(stack.enter_context(named_input(model, what="model")))
+    result = compile_model(source, options)
     graph, plan = result.graph, result.plan
     assert graph is not None and plan is not None
     values = random_inputs(graph, seed)
@@ -134,7 +175,7 @@ def verify(
     segments = {p.id: p.operators[0] for p in plan.partitions if len(p.operators) == 1}
     pushes = push_constants_by_op(graph, [(k, p, read_push_data(p)) for k, p in given], segments)
     verdict = verify_numbers(
-        model,
+        source,
         result,
         values,
         against=against,

@@ -47,8 +47,9 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 
-from vgfc.diagnostics import InputError, Location
+from vgfc.diagnostics import InputError, Location, VgfcError
 from vgfc.limits import quote
+from vgfc.record import replace as _replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,9 +57,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STDIN",
+    "STDIN_SHOWN",
     "InputFile",
     "Pathish",
     "map_input",
+    "named_input",
     "open_input",
     "read_input",
     "read_text",
@@ -300,6 +303,32 @@ def _is_null(info: os.stat_result) -> bool:
     except OSError:
         return False
     return info.st_rdev == null.st_rdev
+
+
+@contextlib.contextmanager
+def named_input(path: Pathish, *, what: str) -> Iterator[Pathish]:
+    """``path``, or for ``-`` a file holding what standard input gives (read as
+    :func:`open_input` reads it), for a command whose tools need a file's name (``vgfc verify``
+    hands the model to other programs). The file is removed when the block ends, and an error
+    of the block that names it names ``standard input`` instead."""
+    if os.fspath(path) != STDIN:
+        yield path
+        return
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="vgfc-stdin-") as folder:
+        named = os.path.join(folder, "stdin")
+        with open_input(STDIN, what=what, stdin=True) as f, open(named, "wb") as out:
+            os.lseek(f.fd, 0, os.SEEK_SET)
+            with open(f.fd, "rb", closefd=False) as source:
+                shutil.copyfileobj(source, out)
+        try:
+            yield named
+        except VgfcError as e:
+            if e.location.file == named:
+                e.location = _replace(e.location, file=STDIN_SHOWN)
+            raise
 
 
 def read_input(path: Pathish, **how: Any) -> bytes:
