@@ -360,7 +360,8 @@ def compile(  # vgfc.compile, as the command is vgfc compile
 ) -> Compilation:
     """``vgfc compile`` in this process, for tools that are Python already.
 
-    Compiles ``model``; with ``output`` writes the VGF there (atomically, and the JSON report to
+    Compiles ``model`` (``-``: standard input, as on the command line); with ``output`` writes
+    the VGF there (atomically, and the JSON report to
     ``report``), else keeps it in :attr:`Compilation.vgf`. ``options`` are the compile options
     of :data:`vgfc.options.OPTIONS` by name (``kernels``, ``target``, ``include_dirs``,
     ``defines``, ``target_env``, ``shader_timeout``, ``cache``, ``keep_source``,
@@ -375,8 +376,14 @@ def compile(  # vgfc.compile, as the command is vgfc compile
         if report is not None:
             raise UsageError("a report needs an output file")
         return compile_model(model, settings)
-    from vgfc.jobs import check_outputs, plan_jobs
+    from vgfc.jobs import check_outputs, is_standard, plan_jobs
 
+    for name, value in (("output", output), ("report", report)):
+        if is_standard(value):
+            raise UsageError(
+                f"{name}='-': standard output is the command line's; in Python give a file "
+                "name, or output=None for the VGF as bytes (Compilation.vgf)"
+            )
     (job,) = plan_jobs((Path(model),), Path(output), None, os.fspath(report) if report else None)
     check_outputs(job, settings)
     return compile_to(job.model, job.output, job.report, settings)
