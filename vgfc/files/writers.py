@@ -139,8 +139,10 @@ def folders_locked(folders: Iterable[Path]) -> Iterator[None]:
                 except InterruptedError:
                     continue
                 except OSError as e:
-                    if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
-                        break  # a file system without locks: go on unlocked
+                    if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.EBADF):
+                        # A file system without locks (or, over NFS, flock emulated with
+                        # locks a folder opened for reading cannot take): go on unlocked.
+                        break
                     raise
         yield
     finally:
