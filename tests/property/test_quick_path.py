@@ -132,6 +132,9 @@ def test_the_quick_parse_is_clicks_or_none(folder: Path, args: list[str]) -> Non
         ["m.tosa", "--kernels", "lib.yaml", "--kernels", "mediapipe", "--target", "executorch"],
         ["m.tosa", "-I", "inc", "-D", "N=4", "--target-env", "vulkan1.3", "--no-cache"],
         ["m.tosa", "--shader-timeout", "0", "--keep-source", "--no-auto-convert"],
+        ["-", "-o", "-"],
+        ["m.tosa", "-o", "out.vgf", "--report", "-"],
+        ["-", "--output=-", "--report", "r.json"],
     ],
 )
 def test_the_usual_command_lines_take_the_quick_path(folder: Path, args: list[str]) -> None:

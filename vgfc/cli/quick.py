@@ -112,6 +112,9 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
     while i < len(args):
         token = args[i]
         i += 1
+        if token == "-":  # standard input, as click's InputPath(dash=True) takes it
+            models.append(Path(token))
+            continue
         if not token.startswith("-"):
             if not _file(token, model=True):
                 return None
@@ -123,7 +126,7 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
             name, value = flags[option]
         elif option == "--report" and not equals:
             # The FILE is optional: the next word is taken unless it looks like an option.
-            if i < len(args) and not args[i].startswith("-"):
+            if i < len(args) and (args[i] == "-" or not args[i].startswith("-")):
                 value = _convert(of["report"], args[i])
                 i += 1
             else:
@@ -138,7 +141,7 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
                 i += 1
             else:
                 return None
-            if raw.startswith("-"):
+            if raw.startswith("-") and raw != "-":  # "-" is a value to click, too
                 return None
             value = _convert(of[name], raw)
         else:
