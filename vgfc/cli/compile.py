@@ -47,7 +47,8 @@ def compile_command(
     partition to a SPIR-V graph module (SPV_ARM_graph, TOSA.001000.1) and compiles and
     cross-checks each Vulkan custom shader, lays out the resources and writes the VGF
     atomically: on any error no file is written and an existing one is left untouched. The same
-    input and options always give the same bytes.
+    input and options always give the same bytes. MODEL - reads standard input (with -o);
+    -o - writes the VGF to standard output, --report - the report.
 
     Batch mode (several models, -d OUTDIR or --json) compiles every model, with -j N in N
     worker processes, and goes on past failures: each failure prints its errors, naming the
