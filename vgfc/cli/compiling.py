@@ -40,7 +40,7 @@ def _compile_to_standard_output(job: Job, options: Options) -> None:
     not delivered."""
     from vgfc.compilation import ToFile, ToStream
     from vgfc.compiler import compile_model
-    from vgfc.diagnostics import InputError
+    from vgfc.diagnostics import InputError, VgfcError
     from vgfc.files.outputs import WRITES
     from vgfc.jobs import is_standard
 
@@ -53,16 +53,20 @@ def _compile_to_standard_output(job: Job, options: Options) -> None:
         )
     stream = sys.stdout.buffer
     sink = ToStream(stream, job.report) if vgf_out else ToFile(job.output, stream)
+    written = "" if vgf_out else "; {}"  # --report -: the VGF file is in place by then
     try:
         result = compile_model(job.model, options, sink=sink)
     except BrokenPipeError:
         what = "the VGF" if vgf_out else "the report"
-        written = "" if vgf_out else f"; {WRITES.outcome()}"
         raise InputError(
             f"cannot write {what}: the reader went away (a closed pipe) before all of it went "
-            f"out{written}",
+            f"out{written.format(WRITES.outcome())}",
             file="standard output",
         ) from None
+    except VgfcError as e:  # a full disk, a closed stdout
+        if e.location.file != "standard output" or vgf_out:
+            raise
+        raise InputError(e.message + written.format(WRITES.outcome()), e.location) from None
     if result.warnings:
         console = diagnostics_console()
         for d in result.warnings:

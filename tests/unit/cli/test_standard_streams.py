@@ -197,3 +197,13 @@ def test_the_api_refuses_dash_for_a_file(
     with pytest.raises(ValueError, match=f"{where}='-': standard output is the command line's"):
         vgfc.compile(MODEL, **args)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_report_that_cannot_go_out_says_the_vgf_was_written(work: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        done = vgfc(["compile", "m.tosa", "-o", "x.vgf", "--report", "-"], work, stdout=full)
+    assert done.returncode == 1
+    assert done.stderr == (
+        b"error: standard output: cannot write: no space left on the device; x.vgf was written\n"
+    )
+    assert (work / "x.vgf").read_bytes() == (work / "file.vgf").read_bytes()
