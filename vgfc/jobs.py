@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from vgfc.files.inputs import STDIN
 from vgfc.options import REPORT_NEXT_TO_OUTPUT, UsageError
 from vgfc.record import record
 
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from vgfc.resolve.library.records import Library
 
 __all__ = [
-    "STANDARD",
     "Job",
     "check_arguments",
     "check_batch",
@@ -37,13 +37,10 @@ class Job:
     report: Path | None = None
 
 
-STANDARD = "-"
-"""A model of ``-`` is standard input; ``-o -`` and ``--report -`` standard output."""
-
-
 def is_standard(path: str | os.PathLike[str] | None) -> bool:
-    """Whether ``path`` is ``-``: standard input as a model, standard output as an output."""
-    return path is not None and os.fspath(path) == STANDARD
+    """Whether ``path`` is ``-`` (:data:`vgfc.files.inputs.STDIN`): standard input as a model,
+    standard output as ``-o`` or ``--report``."""
+    return path is not None and os.fspath(path) == STDIN
 
 
 def check_arguments(
