@@ -93,7 +93,9 @@ class ToFile:
     together once both are written, and on any error neither replaces what was there."""
 
     path: Path
-    report: Path | None = None
+    report: Path | BinaryIO | None = None
+    """The report's file, or a stream (``--report -``) it is written to once the VGF is in
+    place."""
     hold: list[Any] | None = field(default=None, compare=False)
     """Where to leave the written files instead of renaming them into place: a list that gets
     the :class:`vgfc.files.outputs.Staged` outputs, for :func:`vgfc.files.outputs.commit` (or
@@ -105,9 +107,11 @@ class ToFile:
 
 @record
 class ToStream:
-    """Write the VGF to an open binary stream (``vgfc-model-converter -o -``)."""
+    """Write the VGF to an open binary stream (``vgfc-model-converter -o -``, ``vgfc compile -o
+    -``), and the JSON report to the file ``report`` once the whole VGF went out (flushed)."""
 
     stream: BinaryIO
+    report: Path | None = None
 
 
 Sink = ToBytes | ToFile | ToStream

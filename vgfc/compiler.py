@@ -209,7 +209,16 @@ def _encode(done: Compilation, request: Request) -> Produced:
         data = encode(model)
         return {"vgf": data, "size": len(data)}
     if isinstance(sink, ToStream):
-        return {"size": encode_to(model, sink.stream)}
+        if sink.report is None:
+            size = encode_to(model, sink.stream)
+            sink.stream.flush()
+            return {"size": size}
+        import hashlib
+
+        digest = hashlib.sha256()
+        size = encode_to(model, sink.stream, digest)
+        sink.stream.flush()  # the report is written only once the whole VGF went out
+        return {"size": size, "sha256": digest.hexdigest()}
     return _stage_file(done, request, model, sink)
 
 
@@ -318,6 +327,11 @@ def compile_model(
         done = replace(done, timings=tuple(timings))
         if held:
             _place(done, request, held, hold)
+        elif isinstance(sink, ToStream) and sink.report is not None and done.sha256:
+            from vgfc.files.outputs import write_atomically
+
+            inputs = input_files(request.source, request.options, done.libraries)
+            write_atomically(sink.report, _report_text(done, "-"), inputs=inputs)
     except BaseException:
         from vgfc.files.outputs import discard
 
@@ -328,12 +342,15 @@ def compile_model(
 
 def _place(done: Compilation, request: Request, held: list[Staged], hold: list[Any] | None) -> None:
     """The written VGF, with its report (which records the file's size, SHA-256 and the time of
-    every stage) and its dependency file, renamed into place together, or left with the
-    caller's ``hold``: an interrupt leaves all old or all new."""
+    every stage) and its dependency file, renamed into place together
+    (:func:`vgfc.files.outputs.commit`: those describing the VGF after it, their old files
+    removed first), or left with the caller's ``hold``."""
     from vgfc.files.outputs import commit, stage
 
     sink = request.sink
     assert isinstance(sink, ToFile)
+    report = sink.report
+    text = b"" if report is None else _report_text(done, str(sink.path))
     if sink.depfile is not None:
         from vgfc.deps import make_rule
 
@@ -342,21 +359,29 @@ def _place(done: Compilation, request: Request, held: list[Staged], hold: list[A
             *input_files(request.source, request.options, done.libraries),
             *done.reads,
         )
-        held.insert(0, stage(sink.depfile.path, rule, inputs=(*read, sink.path)))
-    if sink.report is not None:
-        import json
-
-        from vgfc.report import compile_report
-
-        assert done.size is not None and done.sha256 is not None
-        doc = compile_report(done, str(sink.path), written=(done.size, done.sha256))
-        text = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+        held.append(stage(sink.depfile.path, rule, inputs=(*read, sink.path)))
+    if isinstance(report, Path):
         inputs = (*input_files(request.source, request.options, done.libraries), sink.path)
-        held.insert(0, stage(sink.report, text, inputs=inputs))
+        held.append(stage(report, text, inputs=inputs))  # after the VGF it describes
     if hold is not None:
+        assert report is None or isinstance(report, Path)
         hold.extend(held)
-    else:
-        commit(held)
+        return
+    commit(held)
+    if report is not None and not isinstance(report, Path):  # --report -: once the VGF is in
+        report.write(text)
+        report.flush()
+
+
+def _report_text(done: Compilation, output: str) -> bytes:
+    """The JSON report of a compile whose VGF was streamed (its size and SHA-256 known)."""
+    import json
+
+    from vgfc.report import compile_report
+
+    assert done.size is not None and done.sha256 is not None
+    doc = compile_report(done, output, written=(done.size, done.sha256))
+    return (json.dumps(doc, indent=2) + "\n").encode("utf-8")
 
 
 def compile_to(
@@ -387,7 +412,8 @@ def compile(  # vgfc.compile, as the command is vgfc compile
 ) -> Compilation:
     """``vgfc compile`` in this process, for tools that are Python already.
 
-    Compiles ``model``; with ``output`` writes the VGF there (atomically, and the JSON report to
+    Compiles ``model`` (``-``: standard input, as on the command line); with ``output`` writes
+    the VGF there (atomically, and the JSON report to
     ``report``), else keeps it in :attr:`Compilation.vgf`. ``options`` are the compile options
     of :data:`vgfc.options.OPTIONS` by name (``kernels``, ``target``, ``include_dirs``,
     ``defines``, ``target_env``, ``shader_timeout``, ``cache``, ``keep_source``,
@@ -408,8 +434,14 @@ def compile(  # vgfc.compile, as the command is vgfc compile
         if wanted.wanted:
             raise UsageError("a dependency file needs an output file")
         return compile_model(model, settings)
-    from vgfc.jobs import check_outputs, plan_jobs
+    from vgfc.jobs import check_outputs, is_standard, plan_jobs
 
+    for name, value in (("output", output), ("report", report)):
+        if is_standard(value):
+            raise UsageError(
+                f"{name}='-': standard output is the command line's; in Python give a file "
+                "name, or output=None for the VGF as bytes (Compilation.vgf)"
+            )
     report_name = os.fspath(report) if report else None
     (job,) = plan_jobs((Path(model),), Path(output), None, report_name, wanted)
     check_outputs(job, settings)

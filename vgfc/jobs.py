@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from vgfc.files.inputs import STDIN
 from vgfc.options import REPORT_NEXT_TO_OUTPUT, UsageError
 from vgfc.record import record
 
@@ -17,7 +18,15 @@ if TYPE_CHECKING:
     from vgfc.deps import Depfile, DepsAsked
     from vgfc.resolve.library.records import Library
 
-__all__ = ["Job", "check_arguments", "check_outputs", "input_files", "plan_jobs"]
+__all__ = [
+    "Job",
+    "check_arguments",
+    "check_batch",
+    "check_outputs",
+    "input_files",
+    "is_standard",
+    "plan_jobs",
+]
 
 
 @record
@@ -31,12 +40,19 @@ class Job:
     """Where the dependency file goes (``-MD``/``-MF``) and its rule's target."""
 
 
+def is_standard(path: str | os.PathLike[str] | None) -> bool:
+    """Whether ``path`` is ``-`` (:data:`vgfc.files.inputs.STDIN`): standard input as a model,
+    standard output as ``-o`` or ``--report``."""
+    return path is not None and os.fspath(path) == STDIN
+
+
 def check_arguments(
     models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
 ) -> None:
     """Options that exclude one another, or a ``--report`` that took a model as its FILE."""
     if output is not None and output_dir is not None:
         raise UsageError("-o/--output and -d/--output-dir are exclusive")
+    _check_standard(models, output, output_dir, report)
     if output is not None and len(models) > 1:
         raise UsageError(
             f"-o/--output names one file, and {len(models)} models were given: "
@@ -60,6 +76,44 @@ def check_arguments(
         )
 
 
+def _check_standard(
+    models: tuple[Path, ...], output: Path | None, output_dir: Path | None, report: str | None
+) -> None:
+    """``-``: standard input holds one model, standard output one file."""
+    if any(is_standard(m) for m in models):
+        if len(models) > 1 or output_dir is not None:
+            raise UsageError(
+                "- (standard input) is one model: batch mode (-d OUTDIR, several models) reads "
+                "files"
+            )
+        if output is None:
+            raise UsageError(
+                "the model comes from standard input (-): give -o FILE, or -o - to write the "
+                "VGF to standard output"
+            )
+    if is_standard(output_dir):
+        raise UsageError("-d - : standard output holds one file, not a folder of VGF files")
+    if is_standard(output) and is_standard(report):
+        raise UsageError("-o - and --report - would both write to standard output")
+    if is_standard(output) and report == REPORT_NEXT_TO_OUTPUT:
+        raise UsageError(
+            "--report without FILE goes next to the VGF, and -o - writes no file: give "
+            "--report FILE"
+        )
+    if is_standard(report) and output_dir is not None:
+        raise UsageError("--report - : batch mode writes one report per model; give --report")
+
+
+def check_batch(jobs: list[Job]) -> None:
+    """Batch mode (``--json``, ``-d``, several models) writes files: never ``-``."""
+    for job in jobs:
+        if any(is_standard(p) for p in (job.model, job.output, job.report)):
+            raise UsageError(
+                "batch mode (--json, -d, several models) reads and writes files: - (standard "
+                "input or output) is for one model without --json"
+            )
+
+
 def _looks_like_a_model(path: Path) -> bool:
     """A ``.tosa`` name, or a file that starts like a TOSA flatbuffer (identifier ``TOSA``)."""
     from vgfc.diagnostics import VgfcError
@@ -71,6 +125,15 @@ def _looks_like_a_model(path: Path) -> bool:
         with open_input(path) as f:
             return f.header(8)[4:8] == b"TOSA"
     except VgfcError:
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder; a path that cannot be looked at (a folder on the way that
+    cannot be searched) is left to :func:`vgfc.files.outputs.check_output`, which names it."""
+    try:
+        return path.is_dir()
+    except OSError:
         return False
 
 
@@ -111,7 +174,9 @@ def plan_jobs(
         depfile = deps.depfile(target) if deps is not None else None
         dep_path = depfile.path if depfile is not None else None
         for path in (target, report_path, dep_path):
-            if path is not None and path.is_dir():
+            if is_standard(path):
+                continue
+            if path is not None and _is_dir(path):
                 raise UsageError(f"{model}: cannot write {path}: it is a directory")
             if path is not None and _real(path) in inputs:
                 # `--report a.tosa b.tosa`: the flag took the model after it as its FILE.
@@ -123,6 +188,9 @@ def plan_jobs(
                 raise UsageError(
                     f"{model}: writing {path} would replace the model {inputs[_real(path)]}{taken}"
                 )
+        if is_standard(target):
+            jobs.append(Job(model, target, report_path, depfile))
+            continue
         if report_path is not None and _real(report_path) == _real(target):
             raise UsageError(f"{model}: the report and the VGF would both be written to {target}")
         if dep_path is not None:
@@ -155,7 +223,7 @@ def check_outputs(job: Job, options: Options) -> None:
     inputs = input_files(job.model, options)
     depfile = job.depfile.path if job.depfile is not None else None
     for path in (job.output, job.report, depfile):
-        if path is not None:
+        if path is not None and not is_standard(path):
             check_output(path, inputs=inputs)
 
 
@@ -165,7 +233,7 @@ def input_files(
     """Every file a compile of ``source`` reads that a user names: the model, the kernel
     libraries and, once they are read (``libraries``), their shaders. No output may replace
     one of them."""
-    files = [Path(source)]
+    files = [] if is_standard(source) else [Path(source)]
     if options.kernels:
         from vgfc.resolve.library.load import library_file
 

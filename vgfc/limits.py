@@ -97,6 +97,9 @@ class Limits:
     shader_file_bytes_max: int = 4 << 20
     """Size of a kernel library's shader file (GLSL, HLSL or SPIR-V), as ``shader_code_length_max``
     is for a shader carried in a model."""
+    stdin_bytes_max: int = 4 << 30
+    """Size of a model or VGF piped in (``-``): a pipe has no size to check first, so it is
+    read into memory up to this many bytes (a larger file is better named than piped)."""
     include_file_bytes_max: int = 4 << 20
     """Size of one file a shader includes."""
     include_bytes_max: int = 64 << 20

@@ -146,7 +146,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "output",
         ("-o", "--output"),
-        "VGF file to write (default: MODEL with the suffix .vgf). One MODEL only.",
+        "VGF file to write (default: MODEL with the suffix .vgf; '-': standard output). One "
+        "MODEL only.",
         kind="file",
         commands=("compile",),
     ),
@@ -165,7 +166,7 @@ OPTIONS: tuple[Option, ...] = (
         "Also write a JSON report (schemas/report.schema.json): partitions, segments, "
         "modules, resources, shaders, warnings, timings per stage. Without FILE (as the last "
         "argument or before another option) each report goes next to its VGF as "
-        "<stem>.report.json; with several models FILE is not allowed.",
+        "<stem>.report.json; with several models FILE is not allowed. '-': standard output.",
         kind="report",
         metavar="[FILE]",
         commands=("compile",),

@@ -711,6 +711,23 @@ def cases() -> list[Case]:
                 redirect=redirect,
             )
     add(
+        "stdout",
+        "compile -o - >/dev/full",
+        lambda w: ["compile", str(_model(w)), "-o", "-"],
+        "standard output",
+        redirect=">/dev/full",
+    )
+    # -- standard input as the model (-) -------------------------------------------------------
+    for redirect in ("</dev/zero", "</dev/null", "<&-", "<<<not-a-model", "</dev/urandom"):
+        for command in (["compile", "-", "-o", "o.vgf"], ["check", "-"], ["inspect", "-"]):
+            add(
+                "stdin",
+                f"{' '.join(command)} {redirect}",
+                lambda w, command=command: list(command),
+                "standard input",
+                redirect=redirect,
+            )
+    add(
         "outputs",
         "ENOSPC on a 64 KB tmpfs",
         lambda w: ["compile", "-q", str(_medium_model(w)), "-o", str(_tiny_fs(w) / "o.vgf")],

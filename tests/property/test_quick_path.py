@@ -139,6 +139,9 @@ def test_the_quick_parse_is_clicks_or_none(folder: Path, args: list[str]) -> Non
         ["m.tosa", "--shader-timeout", "0", "--keep-source", "--no-auto-convert"],
         ["m.tosa", "-o", "out.vgf", "-MD", "-MP"],
         ["m.tosa", "-o", "out.vgf", "-MF", "out.vgf.d", "-MT", "out.vgf"],
+        ["-", "-o", "-"],
+        ["m.tosa", "-o", "out.vgf", "--report", "-"],
+        ["-", "--output=-", "--report", "r.json"],
     ],
 )
 def test_the_usual_command_lines_take_the_quick_path(folder: Path, args: list[str]) -> None:

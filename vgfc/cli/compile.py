@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from vgfc.cli.compiling import compile_single
-from vgfc.cli.console import escape, stderr_console
+from vgfc.cli.console import escape, stderr_console, stdout_console
 from vgfc.cli.errors import EXIT_ERROR, EXIT_INTERNAL
 from vgfc.cli.options import InputPath, declare
 
@@ -28,7 +28,7 @@ __all__ = ["compile_command"]
     nargs=-1,
     required=True,
     metavar="MODEL...",
-    type=InputPath(),
+    type=InputPath(dash=True),
 )
 @declare("compile")
 def compile_command(
@@ -51,7 +51,8 @@ def compile_command(
     partition to a SPIR-V graph module (SPV_ARM_graph, TOSA.001000.1) and compiles and
     cross-checks each Vulkan custom shader, lays out the resources and writes the VGF
     atomically: on any error no file is written and an existing one is left untouched. The same
-    input and options always give the same bytes.
+    input and options always give the same bytes. MODEL - reads standard input (with -o);
+    -o - writes the VGF to standard output, --report - the report.
 
     Batch mode (several models, -d OUTDIR or --json) compiles every model, with -j N in N
     worker processes, and goes on past failures: each failure prints its errors, naming the
@@ -75,15 +76,19 @@ def compile_command(
         raise click.UsageError(str(e)) from None
     batch = len(models) > 1 or output_dir is not None or as_json
     if batch:
+        from vgfc.jobs import check_batch
+
+        try:
+            check_batch(job_list)
+        except UsageError as e:
+            raise click.UsageError(str(e)) from None
         if output_dir is not None:
             try:
                 output_dir.mkdir(parents=True, exist_ok=True)
             except OSError as e:
-                from vgfc.diagnostics import InputError
+                from vgfc.files.outputs import folder_error
 
-                raise InputError(
-                    f"cannot create output folder: {e.strerror}", file=str(output_dir)
-                ) from None
+                raise folder_error(output_dir, e) from None
         _compile_many(job_list, options, jobs, as_json=as_json, quiet=quiet)
     else:
         (job,) = job_list
@@ -98,10 +103,9 @@ def _compile_many(
     import json
     import time
 
-    from rich.console import Console
-
     from vgfc.batch import output_states, run_jobs, worker_count, written_since
     from vgfc.cli.batch import outcomes_json, print_outcome, summary_line, summary_table
+    from vgfc.diagnostics import InputError, VgfcError
     from vgfc.files.interrupts import Interrupted
 
     debug = bool(click.get_current_context().find_root().params.get("debug"))
@@ -110,20 +114,27 @@ def _compile_many(
     workers = min(worker_count(parallel), len(jobs))
     finished: dict[int, Outcome] = {}
     shown = 0
+    gone = False
+    """The reader of the output went away (``| head``): nothing more is printed, and the
+    batch goes on; that is no failure of the compile."""
 
     def on_done(index: int, outcome: Outcome) -> None:
-        nonlocal shown
+        nonlocal shown, gone
         finished[index] = outcome
-        if progress:
-            colour = "green" if outcome.ok else "bold red"
-            console.print(
-                escape(f"[{len(finished)}/{len(jobs)}] {outcome.job.model} ")
-                + f"[{colour}]{outcome.result}[/]",
-                highlight=False,
-            )
-        while shown in finished:
-            print_outcome(console, finished[shown], debug=debug)
-            shown += 1
+        try:
+            if progress and not gone:
+                colour = "green" if outcome.ok else "bold red"
+                console.print(
+                    escape(f"[{len(finished)}/{len(jobs)}] {outcome.job.model} ")
+                    + f"[{colour}]{outcome.result}[/]",
+                    highlight=False,
+                )
+            while shown in finished:
+                if not gone:
+                    print_outcome(console, finished[shown], debug=debug)
+                shown += 1
+        except BrokenPipeError:
+            gone = True
 
     start = time.perf_counter()
     before = output_states(jobs)
@@ -143,13 +154,29 @@ def _compile_many(
         console.print(f"[bold red]error:[/] {escape(text)}", highlight=False)
         sys.exit(EXIT_ERROR)
     seconds = time.perf_counter() - start
-    if as_json:
-        click.echo(json.dumps(outcomes_json(outcomes), indent=2))
-    elif not quiet:
-        out = Console(highlight=False, soft_wrap=True)
-        out.print(summary_table(outcomes, out.width))
-        out.print(escape(summary_line(outcomes, seconds, workers)))
+    try:
+        if gone:
+            raise BrokenPipeError
+        if as_json:
+            click.echo(json.dumps(outcomes_json(outcomes), indent=2))
+        elif not quiet:
+            out = stdout_console()
+            out.print(summary_table(outcomes, out.width))
+            out.print(escape(summary_line(outcomes, seconds, workers)))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from vgfc.cli.process import reader_gone
+
+        reader_gone(_written(outcomes))
+    except VgfcError as e:  # a full disk or a closed stdout: say the files are in place
+        if e.location.file != "standard output":
+            raise
+        raise InputError(f"{e.message}; {_written(outcomes)}", e.location) from None
     if any(o.internal for o in outcomes):
         sys.exit(EXIT_INTERNAL)
     if not all(o.ok for o in outcomes):
         sys.exit(EXIT_ERROR)
+
+
+def _written(outcomes: list[Outcome]) -> str:
+    return f"{sum(o.ok for o in outcomes)} of {len(outcomes)} models compiled and written"

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import sys
 
-from vgfc.cli.console import diagnostics_console, print_diagnostic, print_table
+from vgfc.cli.console import diagnostics_console, is_terminal, print_diagnostic, print_table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from vgfc.compilation import Compilation
     from vgfc.compiler import Options
     from vgfc.jobs import Job
 
@@ -22,10 +23,54 @@ def compile_single(job: Job, options: Options, *, quiet: bool) -> None:
     """One model, not in batch mode: its outputs checked before any work (a device such as
     /dev/null, a FIFO, a library given as the output, a missing folder), then compiled, with the
     summary table unless ``quiet``."""
-    from vgfc.jobs import check_outputs
+    from vgfc.jobs import check_outputs, is_standard
 
     check_outputs(job, options)
+    if is_standard(job.output) or is_standard(job.report):
+        _compile_to_standard_output(job, options)
+        return
     _compile_quietly_or_not(job, options, quiet=quiet)
+
+
+def _compile_to_standard_output(job: Job, options: Options) -> None:
+    """``-o -`` (the VGF, byte for byte what ``-o FILE`` writes) or ``--report -`` (the JSON
+    report, once the VGF file is in place) on standard output, which then carries nothing else:
+    no summary, warnings on stderr. A VGF is binary: a terminal is refused, as gzip refuses
+    one. A reader that goes away before the whole output went out is an error: the output was
+    not delivered."""
+    from vgfc.compilation import ToFile, ToStream
+    from vgfc.compiler import compile_model
+    from vgfc.diagnostics import InputError, VgfcError
+    from vgfc.files.outputs import WRITES
+    from vgfc.jobs import is_standard
+
+    vgf_out = is_standard(job.output)
+    if vgf_out and is_terminal(sys.stdout):
+        raise InputError(
+            "-o -: a VGF file is binary and standard output is a terminal: redirect it "
+            "(> m.vgf, | ...) or give -o FILE",
+            file="standard output",
+        )
+    stream = sys.stdout.buffer
+    sink = ToStream(stream, job.report) if vgf_out else ToFile(job.output, stream)
+    written = "" if vgf_out else "; {}"  # --report -: the VGF file is in place by then
+    try:
+        result = compile_model(job.model, options, sink=sink)
+    except BrokenPipeError:
+        what = "the VGF" if vgf_out else "the report"
+        raise InputError(
+            f"cannot write {what}: the reader went away (a closed pipe) before all of it went "
+            f"out{written.format(WRITES.outcome())}",
+            file="standard output",
+        ) from None
+    except VgfcError as e:  # a full disk, a closed stdout
+        if e.location.file != "standard output" or vgf_out:
+            raise
+        raise InputError(e.message + written.format(WRITES.outcome()), e.location) from None
+    if result.warnings:
+        console = diagnostics_console()
+        for d in result.warnings:
+            print_diagnostic(console, d)
 
 
 SUMMARY_ROWS = 40
@@ -44,16 +89,23 @@ def _compile_quietly_or_not(job: Job, options: Options, *, quiet: bool) -> None:
         return
     # Nothing printed but warnings.
     result = compile_to(job.model, job.output, job.report, options, depfile=job.depfile)
-    if result.warnings:
-        console = diagnostics_console()
-        for d in result.warnings:
-            print_diagnostic(console, d)
+    try:
+        if result.warnings:
+            console = diagnostics_console()
+            for d in result.warnings:
+                print_diagnostic(console, d)
+    except BrokenPipeError:  # stderr's reader went away (`2>&1 | true`): the files are in place
+        from vgfc.cli.process import reader_gone
+
+        reader_gone()
 
 
 def _compile_and_show(job: Job, options: Options) -> None:
     """One model with its summary table. The files are renamed into place only once the table
-    is out: output that cannot be printed (a full disk, a closed stdout) leaves the old files,
-    and the error says so."""
+    is out: output that cannot be written (a full disk, a closed stdout) leaves the old files,
+    and the error says so. A reader that went away (``| head``, ``| true``: a broken pipe)
+    asked for no more of the summary, and costs nothing else: the files are renamed into place,
+    a note says so and the exit status is the compile's."""
     from vgfc.compiler import ToFile
     from vgfc.diagnostics import InputError, VgfcError
     from vgfc.files.outputs import WRITES, Staged, commit, discard
@@ -61,8 +113,19 @@ def _compile_and_show(job: Job, options: Options) -> None:
     held: list[Staged] = []
     sink = ToFile(job.output, job.report, hold=held, depfile=job.depfile)
     try:
-        _show(job, options, sink)
+        result = _compile(job, options, sink)
+    except BaseException:
+        discard(held)
+        raise
+    try:
+        _show(job, result)
         sys.stdout.flush()
+    except BrokenPipeError:
+        from vgfc.cli.process import reader_gone
+
+        commit(held)
+        reader_gone(WRITES.outcome())
+        return
     except VgfcError as e:
         discard(held)
         if e.location.file != "standard output":
@@ -74,13 +137,17 @@ def _compile_and_show(job: Job, options: Options) -> None:
     commit(held)
 
 
-def _show(job: Job, options: Options, sink: Any) -> None:
+def _compile(job: Job, options: Options, sink: Any) -> Compilation:
+    """The compile, with its stages shown on a terminal."""
     from vgfc.cli.progress import progress
     from vgfc.compiler import compile_model
 
-    console = diagnostics_console()
     with progress("compiling") as say:
-        result = compile_model(job.model, options, say, sink=sink)
+        return compile_model(job.model, options, say, sink=sink)
+
+
+def _show(job: Job, result: Compilation) -> None:
+    console = diagnostics_console()
     for d in (*result.warnings, *result.notes):
         print_diagnostic(console, d)
 

@@ -8,6 +8,8 @@ without loading rich or click).
 
 from __future__ import annotations
 
+import errno
+import functools
 import re
 import sys
 from collections.abc import Sequence
@@ -26,18 +28,34 @@ __all__ = [
     "diagnostics_console",
     "emit",
     "escape",
+    "is_terminal",
     "print_diagnostic",
     "print_table",
     "stderr_console",
+    "stdout_console",
 ]
 
 
 def stderr_console() -> Console:
-    from rich.console import (
-        Console,
-    )  # rich costs start-up time; only output that is printed needs it
+    return _console_class()(stderr=True, highlight=False, soft_wrap=True)
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+def stdout_console() -> Console:
+    """A rich console on standard output whose broken pipe is :class:`BrokenPipeError`, for
+    the caller to decide what a reader that went away means (rich's own answer is to exit 1)."""
+    return _console_class()(highlight=False, soft_wrap=True)
+
+
+@functools.cache
+def _console_class() -> type[Console]:
+    from rich.console import Console  # rich costs start-up time; only what is printed needs it
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
+
+    return _Console
 
 
 def escape(text: str) -> str:
@@ -50,10 +68,10 @@ def escape(text: str) -> str:
 def diagnostics_console() -> Console | None:
     """Where diagnostics go: a rich console on stderr when it is a terminal (colour, progress),
     else ``None``: plain lines, and rich is not imported."""
-    return stderr_console() if _is_terminal(sys.stderr) else None
+    return stderr_console() if is_terminal(sys.stderr) else None
 
 
-def _is_terminal(stream: Any) -> bool:
+def is_terminal(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):  # a closed or stand-in stream
@@ -85,7 +103,7 @@ def _write_line(stream: Any, text: str) -> None:
     """``text`` and a newline on ``stream``, flushed, as ``click.echo`` writes them: escape
     sequences (a model's names may hold them) are taken out where the stream is not a
     terminal."""
-    if not _is_terminal(stream):
+    if not is_terminal(stream):
         text = _ANSI.sub("", text)
     stream.write(text + "\n")
     stream.flush()
@@ -96,12 +114,10 @@ def print_table(
 ) -> None:
     """A table of plain-text ``rows`` under ``title``, then ``lines``, on stdout: drawn by rich
     on a terminal, else as aligned plain columns (rich is not imported)."""
-    if _is_terminal(sys.stdout):
-        from rich.console import Console
-
+    if is_terminal(sys.stdout):
         from vgfc.cli.tables import word_table
 
-        out = Console(highlight=False, soft_wrap=True)
+        out = stdout_console()
         escaped = [[escape(cell) for cell in row] for row in rows]
         out.print(word_table(escape(title), columns, escaped, out.width))
         for line in lines:

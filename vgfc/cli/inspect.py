@@ -21,7 +21,7 @@ __all__ = ["inspect"]
 
 
 @click.command("inspect")
-@click.argument("vgf", type=InputPath())
+@click.argument("vgf", type=InputPath(dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
 @click.option(
     "--diff",

@@ -44,20 +44,24 @@ class InputPath(click.Path):
     :func:`vgfc.files.inputs.open_input`, which names it (exit 1), where click would call a symlink
     loop missing."""
 
-    def __init__(self) -> None:
-        super().__init__(exists=False, dir_okay=False, path_type=Path)
+    def __init__(self, *, dash: bool = False) -> None:
+        super().__init__(exists=False, dir_okay=False, path_type=Path, allow_dash=dash)
+        self.dash = dash
+        """``-`` is standard input (:data:`vgfc.files.inputs.STDIN`), read by the command."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         import os
 
+        if self.dash and value == "-":
+            return Path("-")
         if isinstance(value, str | os.PathLike) and not os.path.lexists(value):
             name = click.format_filename(value)
             self.fail(f"{self.name.title()} {name!r} does not exist.", param, ctx)
         return super().convert(value, param, ctx)
 
 
-model_argument = click.argument("model", type=InputPath())
-"""The MODEL.tosa argument of the commands that read a model."""
+model_argument = click.argument("model", type=InputPath(dash=True))
+"""The MODEL.tosa argument of the commands that read a model (``-``: standard input)."""
 
 
 def max_errors_option(grouping: str) -> Callable[[F], F]:
@@ -133,7 +137,7 @@ def _click_option(option: Option) -> Callable[[F], F]:
         kwargs["is_flag"] = True
     elif kind == "report":
         kwargs.update(is_flag=False, flag_value=REPORT_NEXT_TO_OUTPUT, default=None)
-        kwargs["type"] = click.Path(dir_okay=False)
+        kwargs["type"] = click.Path(dir_okay=False, readable=False)
     elif option.multiple:
         kwargs["multiple"] = True
         if kind == "dirs":
@@ -143,8 +147,10 @@ def _click_option(option: Option) -> Callable[[F], F]:
             "choice": lambda: click.Choice(option.choices),
             "seconds": Seconds,
             "count": lambda: Count(option.maximum),
-            "file": lambda: click.Path(dir_okay=False, path_type=Path),
-            "folder": lambda: click.Path(file_okay=False, path_type=Path),
+            # Outputs: written, never read (a folder that cannot be read or searched is an
+            # error naming it when the command writes there, exit 1).
+            "file": lambda: click.Path(dir_okay=False, readable=False, path_type=Path),
+            "folder": lambda: click.Path(file_okay=False, readable=False, path_type=Path),
             "text": lambda: click.STRING,
         }
         kwargs["type"] = types[kind]()

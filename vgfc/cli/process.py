@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import click
 
 
-__all__ = ["exit_process", "finish_process", "prepare_process", "run_command"]
+__all__ = ["exit_process", "finish_process", "prepare_process", "reader_gone", "run_command"]
 
 
 class _ClosedStream(io.RawIOBase):
@@ -96,6 +96,28 @@ class _GuardedText(_GuardedBinary):
         if not isinstance(data, str):
             raise TypeError(f"write() argument must be str, not {type(data).__name__}")
         return super().write(data)
+
+
+def _to_null(fd: int) -> None:
+    """Point ``fd`` at /dev/null: what is still buffered for it then goes nowhere quietly."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+
+
+def reader_gone(written: str | None = None) -> None:
+    """The reader of standard output (or error) went away (``| head``, ``| true``): it asked for
+    no more, which is no failure of the command. Both streams that lead to it are pointed at
+    nothing, and a note on stderr, where it can still be read, says what was written."""
+    _to_null(1)
+    note = "note: the reader of the output went away (a closed pipe); the rest was not printed"
+    try:
+        sys.stderr.write(note + (f"; {written}" if written else "") + "\n")
+        sys.stderr.flush()
+    except OSError:
+        _to_null(2)
 
 
 def prepare_process() -> None:

@@ -60,14 +60,14 @@ def _table() -> tuple[dict[str, tuple[str, bool]], dict[str, str], dict[str, Any
 
 def _file(value: str, *, model: bool) -> bool:
     """A path click's ``Path(dir_okay=False)`` takes as given: missing (a model must at least be
-    a link), or there, no directory, and readable."""
+    a link), or there and no directory, and readable if it is a model (an output is not read)."""
     if not value:
         return False
     try:
         st = os.stat(value)
     except (OSError, ValueError):
         return os.path.lexists(value) if model else True
-    return not stat.S_ISDIR(st.st_mode) and os.access(value, os.R_OK)
+    return not stat.S_ISDIR(st.st_mode) and (not model or os.access(value, os.R_OK))
 
 
 def _convert(option: Option, value: str) -> Any:
@@ -112,6 +112,9 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
     while i < len(args):
         token = args[i]
         i += 1
+        if token == "-":  # standard input, as click's InputPath(dash=True) takes it
+            models.append(Path(token))
+            continue
         if not token.startswith("-"):
             if not _file(token, model=True):
                 return None
@@ -123,7 +126,7 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
             name, value = flags[option]
         elif option == "--report" and not equals:
             # The FILE is optional: the next word is taken unless it looks like an option.
-            if i < len(args) and not args[i].startswith("-"):
+            if i < len(args) and (args[i] == "-" or not args[i].startswith("-")):
                 value = _convert(of["report"], args[i])
                 i += 1
             else:
@@ -138,7 +141,7 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
                 i += 1
             else:
                 return None
-            if raw.startswith("-"):
+            if raw.startswith("-") and raw != "-":  # "-" is a value to click, too
                 return None
             value = _convert(of[name], raw)
         else:

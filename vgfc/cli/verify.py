@@ -5,6 +5,7 @@ Registered on the main group with ``cli.add_command(verify)``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -33,7 +34,7 @@ no independent oracle (their numbers were not checked)."""
 
 
 @click.command("verify")
-@click.argument("model", type=InputPath())
+@click.argument("model", type=InputPath(dash=True))
 @inputs_option(
     "NAME=FILE.npy",
     "A graph input by its tensor name (repeatable); inputs not given are random (see --seed).",
@@ -106,14 +107,54 @@ def verify(
     vgfc verify model.tosa                          random inputs, automatic oracle
     vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
     """
+    with contextlib.ExitStack() as stack:
+        _verify(
+            stack,
+            model=model,
+            inputs=inputs,
+            seed=seed,
+            against=against,
+            expected=expected,
+            push_constants=push_constants,
+            atol=atol,
+            rtol=rtol,
+            validate=validate,
+            device=device,
+            timeout=timeout,
+            as_json=as_json,
+            options=options,
+        )
+
+
+def _verify(
+    stack: contextlib.ExitStack,
+    model: Path,
+    inputs: tuple[str, ...],
+    seed: int,
+    against: str,
+    expected: tuple[str, ...],
+    push_constants: tuple[str, ...],
+    atol: float | None,
+    rtol: float | None,
+    validate: bool,
+    device: str,
+    timeout: float,
+    as_json: bool,
+    options: Options,
+) -> None:
+    """The command, with ``stack`` holding what lives as long as it (a model piped in)."""
     from vgfc.cli.progress import progress
     from vgfc.cli.run import load_array, parse_pairs, read_push_data
     from vgfc.compiler import compile_model
+    from vgfc.files.inputs import named_input
     from vgfc.runner.numeric import random_inputs
     from vgfc.runner.oracle import push_constants_by_op, verify_numbers
 
+    # The oracles are other programs that read the model's file: standard input (-) is
+    # given to them as a file, and named "standard input" in messages.
+    source = Path(stack.enter_context(named_input(model, what="model")))
     with progress("compiling") as say:
-        result = compile_model(model, options, say)
+        result = compile_model(source, options, say)
     graph, plan = result.graph, result.plan
     assert graph is not None and plan is not None
     values = random_inputs(graph, seed)
@@ -137,7 +178,7 @@ def verify(
     pushes = push_constants_by_op(graph, [(k, p, read_push_data(p)) for k, p in given], segments)
     with progress("running") as say:
         verdict = verify_numbers(
-            model,
+            source,
             result,
             values,
             against=against,

@@ -19,6 +19,11 @@ Reading::
     map_input(path, what=..., limit=...)    # open_input + map
     read_text(path, what=..., limit=...)    # read_input, decoded as UTF-8
 
+With ``stdin=True`` the path ``-`` (:data:`STDIN`) is standard input, named ``standard input``
+in messages: a regular file redirected in is read as any file; a pipe is read to its end into an
+anonymous file first (at most ``stdin_bytes_max`` bytes), so that everything above works on it;
+a terminal (nothing piped in), a folder or a device is refused.
+
 What :func:`open_input` guarantees: the path holds no NUL byte; ``stat`` says a regular file
 (a FIFO, a device, a socket or a folder is refused *before* it is opened, so a FIFO never
 blocks); the file is opened ``O_NONBLOCK | O_NOCTTY`` and ``fstat`` again (the file checked is
@@ -42,17 +47,21 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 
-from vgfc.diagnostics import InputError, Location
+from vgfc.diagnostics import InputError, Location, VgfcError
 from vgfc.limits import quote
+from vgfc.record import replace as _replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "STDIN",
+    "STDIN_SHOWN",
     "InputFile",
     "Pathish",
     "map_input",
+    "named_input",
     "open_input",
     "read_input",
     "read_text",
@@ -60,6 +69,12 @@ __all__ = [
 ]
 
 Pathish = str | os.PathLike[str]
+
+STDIN = "-"
+"""The path that means standard input where a command reads one (``cat m.tosa | vgfc check -``)."""
+
+STDIN_SHOWN = "standard input"
+"""How standard input is named in messages."""
 
 _SHOWN_PATH_LENGTH = 300
 """Characters of a path shown in a message (a path may be 4096 characters long)."""
@@ -175,29 +190,17 @@ def open_input(
     limit_name: str | None = None,
     shown: str | None = None,
     where: Location | None = None,
+    stdin: bool = False,
 ) -> Iterator[InputFile]:
     """Open ``path`` for reading, or raise :class:`InputError` (see the module docstring).
     ``what`` names the file's role in messages (``kernel library``); ``limit`` is the most
-    bytes it may have, ``limit_name`` the name of that limit in :mod:`vgfc.limits`."""
-    fail = _failure(what, shown if shown is not None else shown_path(path), where)
+    bytes it may have, ``limit_name`` the name of that limit in :mod:`vgfc.limits`; ``stdin``:
+    ``-`` is standard input."""
     text = os.fspath(path)
-    if "\0" in text:
-        raise fail("the path holds a NUL byte")
-    try:
-        info = os.stat(text)
-    except OSError as e:
-        raise fail(_reason(e)) from None
-    except ValueError as e:  # a path the system cannot take (NUL bytes after encoding)
-        raise fail(str(e)) from None
-    kind = _kind(info.st_mode)
-    if kind is not None:
-        raise fail(f"{kind}, not a regular file")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(text, flags)
-    except OSError as e:
-        raise fail(_reason(e)) from None
+    if stdin and text == STDIN:
+        shown = STDIN_SHOWN
+    fail = _failure(what, shown if shown is not None else shown_path(path), where)
+    fd = _standard_input(fail) if stdin and text == STDIN else _open(text, fail)
     try:
         info = os.fstat(fd)
         kind = _kind(info.st_mode)
@@ -217,6 +220,115 @@ def open_input(
         yield opened
     finally:
         opened.close()
+
+
+def _open(text: str, fail: Callable[[str], InputError]) -> int:
+    """``text`` opened for reading, once ``stat`` says it is a regular file."""
+    if "\0" in text:
+        raise fail("the path holds a NUL byte")
+    try:
+        info = os.stat(text)
+    except OSError as e:
+        raise fail(_reason(e)) from None
+    except ValueError as e:  # a path the system cannot take (NUL bytes after encoding)
+        raise fail(str(e)) from None
+    kind = _kind(info.st_mode)
+    if kind is not None:
+        raise fail(f"{kind}, not a regular file")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        return os.open(text, flags)
+    except OSError as e:
+        raise fail(_reason(e)) from None
+
+
+def _standard_input(fail: Callable[[str], InputError]) -> int:
+    """A file descriptor of a regular file holding what standard input gives: its own when it
+    is one (``< m.tosa``), else an anonymous file it was read into (a pipe), at most
+    ``stdin_bytes_max`` bytes."""
+    from vgfc.limits import LIMITS
+
+    try:
+        info = os.fstat(0)
+    except OSError:
+        raise fail("it is closed") from None
+    if os.isatty(0):
+        raise fail("it is a terminal: pipe the file in, or name it instead of -")
+    if stat.S_ISREG(info.st_mode):
+        return os.dup(0)
+    if stat.S_ISCHR(info.st_mode) and _is_null(info):  # `< /dev/null`, or closed: nothing
+        import tempfile
+
+        with tempfile.TemporaryFile() as empty:
+            return os.dup(empty.fileno())
+    if not (stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode)):
+        raise fail(f"{_kind(info.st_mode)}, not a regular file or a pipe")
+    limit = LIMITS.stdin_bytes_max
+    import tempfile
+
+    spool = tempfile.TemporaryFile()  # noqa: SIM115 - its descriptor outlives the object
+    fd = os.dup(spool.fileno())
+    spool.close()
+    try:
+        done = 0
+        while True:
+            try:
+                chunk = os.read(0, 1 << 20)
+            except InterruptedError:
+                continue
+            except OSError as e:
+                raise fail(_reason(e)) from None
+            if not chunk:
+                return fd
+            done += len(chunk)
+            if done > limit:
+                raise fail(f"more than the {limit} bytes it may give (stdin_bytes_max)")
+            view = memoryview(chunk)
+            while view:
+                try:
+                    view = view[os.write(fd, view) :]
+                except InterruptedError:
+                    continue
+                except OSError as e:
+                    raise fail(f"cannot hold what it gives: {_reason(e)}") from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _is_null(info: os.stat_result) -> bool:
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return info.st_rdev == null.st_rdev
+
+
+@contextlib.contextmanager
+def named_input(path: Pathish, *, what: str) -> Iterator[Pathish]:
+    """``path``, or for ``-`` a file holding what standard input gives (read as
+    :func:`open_input` reads it), for a command whose tools need a file's name (``vgfc verify``
+    hands the model to other programs). The file is removed when the block ends, and an error
+    of the block that names it names ``standard input`` instead."""
+    if os.fspath(path) != STDIN:
+        yield path
+        return
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="vgfc-stdin-") as folder:
+        named = os.path.join(folder, "stdin")
+        with open_input(STDIN, what=what, stdin=True) as f, open(named, "wb") as out:
+            os.lseek(f.fd, 0, os.SEEK_SET)
+            with open(f.fd, "rb", closefd=False) as source:
+                shutil.copyfileobj(source, out)
+        try:
+            yield named
+        except VgfcError as e:
+            if e.location.file == named:
+                e.location = _replace(e.location, file=STDIN_SHOWN)
+            raise
 
 
 def read_input(path: Pathish, **how: Any) -> bytes:

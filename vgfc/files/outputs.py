@@ -9,8 +9,15 @@ keeps its permission bits but never its setuid/setgid bits. A write error (no sp
 read-only file system, permission denied) is an :class:`InputError` naming the path, and the
 temporary file is gone.
 
-Outputs that belong together are staged (:func:`stage`, :class:`Staged`) and renamed into
-place together (:func:`commit`) or dropped (:func:`discard`). An interrupt
+Outputs that belong together (a VGF and the report that describes it) are staged
+(:func:`stage`, :class:`Staged`) and renamed into place together (:func:`commit`) or dropped
+(:func:`discard`). The first of a group is the file the others describe: the others' old
+files are removed first, then the first is renamed into place, then the others, so a report
+found beside a VGF always describes it (a kill in between leaves a VGF without a report, never
+with another file's). Writers of one folder rename their groups one at a time (a lock on the
+folder, :func:`vgfc.files.writers.folders_locked`). Temporary files carry their writer's
+process id, and the first write of a process into a folder removes those whose writer is gone
+(:mod:`vgfc.files.writers`). An interrupt
 (:class:`~vgfc.files.interrupts.Interrupted`) unwinds through all of this and removes the
 temporary files; the rename and the record of it happen with the interrupt signals held
 (:func:`~vgfc.files.interrupts.signals_held`), so :data:`WRITES` always knows whether a target
@@ -32,6 +39,7 @@ from pathlib import Path
 from vgfc.diagnostics import InputError
 from vgfc.files.inputs import Pathish, _kind, _reason, shown_path
 from vgfc.files.interrupts import signals_held
+from vgfc.files.writers import folders_locked, hold_while_writing, sweep_once, temporary_name
 from vgfc.record import field, record
 
 TYPE_CHECKING = False
@@ -45,6 +53,7 @@ __all__ = [
     "check_output",
     "commit",
     "discard",
+    "folder_error",
     "stage",
     "write_atomically",
 ]
@@ -71,10 +80,12 @@ class WriteLog:
             parts = [f"{name} was written" for name in self.written] + self.kept
             return "; ".join(parts) if parts else "no file was written"
 
-    def _record(self, shown: str, *, replaced: bool, existed: bool) -> None:
+    def _record(self, shown: str, *, replaced: bool, existed: bool, removed: bool = False) -> None:
         with self._lock:
             if replaced:
                 self.written.append(shown)
+            elif removed:  # a report whose VGF could not be renamed into place after it
+                self.kept.append(f"{shown} was removed")
             else:
                 self.kept.append(f"{shown} was {'left as it was' if existed else 'not written'}")
 
@@ -152,6 +163,8 @@ def check_output(path: Pathish, *, inputs: Iterable[Pathish] = ()) -> Path:
     except OSError as e:
         if e.errno == errno.ENOTDIR:
             raise _output_error(path, "a part of the path is a file, not a folder") from None
+        if e.errno == errno.EACCES:
+            raise _output_error(path, _unsearchable(text)) from None
         raise _output_error(path, _reason(e)) from None
     if info is not None:
         kind = _kind(info.st_mode)
@@ -178,10 +191,37 @@ def check_output(path: Pathish, *, inputs: Iterable[Pathish] = ()) -> Path:
             "-d OUTDIR)",
         ) from None
     except OSError as e:
+        if e.errno == errno.EACCES:
+            raise _output_error(path, _unsearchable(os.fspath(folder))) from None
         raise _output_error(path, f"its folder: {_reason(e)}") from None
     if not stat.S_ISDIR(folder_info.st_mode):
         raise _output_error(path, f"{shown_path(folder)} is not a folder")
     return target
+
+
+def _unsearchable(path: str) -> str:
+    """Why ``path`` cannot be looked at: the nearest folder on its way that cannot be searched
+    (a folder of mode 000, say), named."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        parent = os.path.dirname(folder)
+        if parent == folder or os.access(parent, os.X_OK):
+            break
+        folder = parent
+    if not os.access(folder, os.X_OK):
+        return f"permission denied: the folder {shown_path(folder)} cannot be searched"
+    return "permission denied"
+
+
+def folder_error(folder: Pathish, e: OSError) -> InputError:
+    """``-d OUTDIR`` could not be created: one line naming it and why."""
+    if e.errno == errno.EACCES:
+        reason = _unsearchable(os.path.join(os.fspath(folder), "x"))
+    elif e.errno in (errno.ENOTDIR, errno.EEXIST):
+        reason = "a part of the path is a file, not a folder"
+    else:
+        reason = _write_reason(e)
+    return InputError(f"cannot create the output folder: {reason}", file=shown_path(folder))
 
 
 class Staged:
@@ -195,6 +235,8 @@ class Staged:
         self.existed = self.target.exists()
         self.tmp: Path | None = None
         self.done = False
+        self.removed = False
+        """The old target was removed (:meth:`remove_target`) and nothing replaced it yet."""
         output: _Output | None = None
         try:
             # Created and recorded with the interrupts held: an interrupt right after the file
@@ -230,23 +272,36 @@ class Staged:
         self.done = True
         WRITES._record(self.shown, replaced=True, existed=self.existed)
 
+    def remove_target(self) -> None:
+        """Remove the old target before the file it describes is replaced (callers hold the
+        interrupt signals)."""
+        try:
+            os.unlink(self.target)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise _output_error(self.path, _write_reason(e)) from None
+        self.removed = True
+
     def discard(self) -> None:
-        """Remove the temporary file; the target stays as it was."""
+        """Remove the temporary file; the target stays as it was (or removed, where
+        :meth:`remove_target` removed it)."""
         if self.tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self.tmp)
             self.tmp = None
-            WRITES._record(self.shown, replaced=False, existed=self.existed)
+            WRITES._record(self.shown, replaced=False, existed=self.existed, removed=self.removed)
 
 
 def _open_temporary(target: Path, path: Pathish) -> tuple[int, Path]:
     """A new file beside ``target``, created with mode 0666 so that the umask applies."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    sweep_once(target.parent)
     for _ in range(100):
-        tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
+        tmp = temporary_name(target)
         try:
-            return os.open(tmp, flags, 0o666), tmp
+            fd = os.open(tmp, flags, 0o666)
         except FileExistsError:
             continue
         except OSError as e:
@@ -254,6 +309,8 @@ def _open_temporary(target: Path, path: Pathish) -> tuple[int, Path]:
             raise _output_error(
                 path, f"cannot create a file in {shown_path(target.parent)}: {reason}"
             ) from None
+        hold_while_writing(fd)
+        return fd, tmp
     raise _output_error(path, "no free name for a temporary file")
 
 
@@ -274,8 +331,9 @@ def write_atomically(
     written and the temporary file is removed.
 
     ``together``: outputs staged (:func:`stage`) before or while ``data`` is written, such as
-    a report that records the VGF's digest; they are renamed into place with this one, with
-    the interrupt signals held, so an interrupt leaves all of them old or all of them new.
+    a report that records the VGF's digest; they are renamed into place after this one
+    (:func:`commit`: their old files removed first), with the interrupt signals held, so an
+    interrupt never leaves one that describes another file than ``path``.
 
     ``hold``: a list that gets the staged outputs instead, written but not renamed, for
     :func:`commit` or :func:`discard` later (until then a :class:`BaseException`, an
@@ -289,7 +347,7 @@ def write_atomically(
             for other in others:
                 other.discard()
         raise
-    group = [*others, staged]
+    group = [staged, *others]
     if hold is not None:
         hold.extend(group)
         return
@@ -297,9 +355,16 @@ def write_atomically(
 
 
 def commit(group: Sequence[Staged]) -> None:
-    """Rename staged outputs into place together, with the interrupt signals held."""
-    with signals_held():
+    """Rename staged outputs into place together, with the interrupt signals held and the
+    folders locked against other writers: the first is the file the others describe (a VGF,
+    then its report). The others' old files are removed before the first is renamed, and
+    renamed after it, so that no moment shows a report beside a VGF it does not describe."""
+    if not group:
+        return
+    with folders_locked(sorted({item.target.parent for item in group})), signals_held():
         try:
+            for item in group[1:]:
+                item.remove_target()
             for item in group:
                 item.commit()
         finally:

@@ -76,11 +76,12 @@ _IDENTIFIER = b"TOSA"
 def load(path: str | os.PathLike[str]) -> Graph:
     """Read a ``.tosa`` file. Constant data stays a view of the memory-mapped file, opened as
     every input is (:func:`vgfc.files.inputs.open_input`: a regular file; a FIFO or a device is
-    refused, never waited on or read without end)."""
-    from vgfc.files.inputs import map_input
+    refused, never waited on or read without end); ``-`` reads standard input."""
+    from vgfc.files.inputs import STDIN, STDIN_SHOWN, map_input
 
     name = os.fspath(path)
-    return loads(map_input(name, what="model"), source=name)
+    data = map_input(name, what="model", stdin=True)
+    return loads(data, source=STDIN_SHOWN if name == STDIN else name)
 
 
 def loads(data: bytes | bytearray | memoryview | mmap.mmap, source: str | None = None) -> Graph:

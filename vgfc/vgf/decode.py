@@ -50,12 +50,12 @@ def read_vgf(path: str | os.PathLike[str]) -> vgf.Model:
     The file is opened through :func:`vgfc.files.inputs.open_input` (a regular file, not a FIFO or a
     device); its header is read alone and every section it points at must lie inside the file
     before the rest is touched, and the rest is memory-mapped, not read: a sparse file of
-    gigabytes with a bad header costs one small read."""
-    from vgfc.files.inputs import open_input, shown_path
+    gigabytes with a bad header costs one small read. ``-`` reads standard input."""
+    from vgfc.files.inputs import STDIN, STDIN_SHOWN, open_input, shown_path
 
-    name = shown_path(path)
+    name = STDIN_SHOWN if os.fspath(path) == STDIN else shown_path(path)
     try:
-        with open_input(path, what="VGF file") as f:
+        with open_input(path, what="VGF file", stdin=True) as f:
             _check_header(f.header(vgfpy.HeaderSize()), f.size)
             data = f.map()
         return decode(data)

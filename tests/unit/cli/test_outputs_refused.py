@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,41 @@ def test_a_failed_compile_leaves_neither_output(cli, model: Path) -> None:
     run = cli("compile", "-q", str(model), "-o", str(vgf), "--report", "/dev/null")
     assert run.code == 1 and vgf.read_bytes() == b"old vgf" and not report.exists()
     assert sorted(p.name for p in model.parent.iterdir()) == ["m.tosa", "m.vgf"]
+
+
+def _unprivileged(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``vgfc ARGS`` as a real process that folder permissions apply to: as root (the tests run
+    as root), without the capabilities that let root past them."""
+    exe = str(Path(sys.executable).parent / "vgfc")
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
+    return subprocess.run(
+        [*prefix, exe, *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-o", "nosearch/x.vgf"],
+        ["-o", "x.vgf", "--report", "nosearch/r.json"],
+        ["-o", "nosearch/deeper/x.vgf"],
+        ["-d", "nosearch/out"],
+        ["-d", "nosearch/out", "-j", "2"],
+        ["-d", "nosearch"],
+    ],
+)
+def test_a_folder_that_cannot_be_searched_is_one_line(model: Path, args: list[str]) -> None:
+    folder = model.parent / "nosearch"
+    folder.mkdir()
+    folder.chmod(0)
+    try:
+        done = _unprivileged(["compile", "-q", str(model), *args], model.parent)
+    finally:
+        folder.chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
+    assert f"the folder {folder} cannot be searched" in done.stderr
+    assert sorted(p.name for p in model.parent.iterdir()) == ["m.tosa", "nosearch"]
+    assert list(folder.iterdir()) == []
