@@ -112,6 +112,8 @@ class ToStream:
 
     stream: BinaryIO
     report: Path | None = None
+    depfile: Depfile | None = None
+    """Also a dependency file (``-MD``/``-MF`` with ``-MT``), written with the report."""
 
 
 Sink = ToBytes | ToFile | ToStream

@@ -327,11 +327,8 @@ def compile_model(
         done = replace(done, timings=tuple(timings))
         if held:
             _place(done, request, held, hold)
-        elif isinstance(sink, ToStream) and sink.report is not None and done.sha256:
-            from vgfc.files.outputs import write_atomically
-
-            inputs = input_files(request.source, request.options, done.libraries)
-            write_atomically(sink.report, _report_text(done, "-"), inputs=inputs)
+        elif isinstance(sink, ToStream) and done.size is not None:
+            _beside_stream(done, request, sink)
     except BaseException:
         from vgfc.files.outputs import discard
 
@@ -371,6 +368,20 @@ def _place(done: Compilation, request: Request, held: list[Staged], hold: list[A
     if report is not None and not isinstance(report, Path):  # --report -: once the VGF is in
         report.write(text)
         report.flush()
+
+
+def _beside_stream(done: Compilation, request: Request, sink: ToStream) -> None:
+    """The files that go with a VGF streamed out (``-o -``): written once all of it went out."""
+    from vgfc.files.outputs import write_atomically
+
+    inputs = input_files(request.source, request.options, done.libraries)
+    if sink.depfile is not None:
+        from vgfc.deps import make_rule
+
+        rule = make_rule(sink.depfile, done.reads)
+        write_atomically(sink.depfile.path, rule, inputs=(*inputs, *done.reads))
+    if sink.report is not None and done.sha256:
+        write_atomically(sink.report, _report_text(done, "-"), inputs=inputs)
 
 
 def _report_text(done: Compilation, output: str) -> bytes:

@@ -143,9 +143,13 @@ def escape(name: str) -> str:
 
 def make_rule(depfile: Depfile, reads: Iterable[str]) -> bytes:
     """The dependency file's text: ``target: dep \\`` with one file a line, each once, and
-    with ``phony`` an empty rule for each file but the first (the model). Raises
+    with ``phony`` an empty rule for each file but the first (the model). A model read from
+    standard input is no file to depend on: left out. Raises
     :class:`~vgfc.diagnostics.InputError` for a file name Make syntax cannot hold."""
-    files = list(dict.fromkeys(reads))
+    from vgfc.files.inputs import STDIN
+
+    read = list(reads)
+    files = [name for name in dict.fromkeys(read) if name != STDIN]
     for name in files:
         if "\n" in name or "\r" in name:
             from vgfc.diagnostics import InputError
@@ -159,5 +163,6 @@ def make_rule(depfile: Depfile, reads: Iterable[str]) -> bytes:
     lines = [f"{depfile.target}:"] + [f"  {escape(name)}" for name in files]
     text = " \\\n".join(lines) + "\n"
     if depfile.phony:
-        text += "".join(f"\n{escape(name)}:\n" for name in files[1:])
+        first = 1 if read and read[0] != STDIN else 0  # the model has no rule of its own
+        text += "".join(f"\n{escape(name)}:\n" for name in files[first:])
     return text.encode("utf-8", "surrogateescape")

@@ -52,7 +52,11 @@ def _compile_to_standard_output(job: Job, options: Options) -> None:
             file="standard output",
         )
     stream = sys.stdout.buffer
-    sink = ToStream(stream, job.report) if vgf_out else ToFile(job.output, stream)
+    sink = (
+        ToStream(stream, job.report, job.depfile)
+        if vgf_out
+        else ToFile(job.output, stream, depfile=job.depfile)
+    )
     written = "" if vgf_out else "; {}"  # --report -: the VGF file is in place by then
     try:
         result = compile_model(job.model, options, sink=sink)

@@ -216,3 +216,25 @@ def test_the_api(project: Path) -> None:
     with pytest.raises(ValueError, match="deps_target must be a string"):
         vgfc.compile("m.tosa", "c.vgf", deps=True, deps_target=["a"])
     assert not (project / "c.vgf").exists()
+
+
+@pytest.mark.parametrize("piped", [False, True])
+def test_with_o_dash_the_rule_is_written_too(project: Path, piped: bool) -> None:
+    """`-o - -MF FILE -MT TARGET`: the VGF goes to standard output and the rule to FILE (a model
+    read from standard input is no file to depend on, so it is left out)."""
+    import subprocess
+    import sys
+
+    model_arg = "-" if piped else "m.tosa"
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "vgfc"), "compile", model_arg, "-o", "-", "-I", "inc"]
+        + ["-MF", "deps.d", "-MT", "m.vgf", "-MP"],
+        input=(project / "m.tosa").read_bytes() if piped else None,
+        capture_output=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == vgfc.compile("m.tosa", include_dirs=["inc"]).vgf
+    first = "" if piped else "  m.tosa \\\n"
+    assert (project / "deps.d").read_text() == (
+        f"m.vgf: \\\n{first}  inc/scale.glsl\n\ninc/scale.glsl:\n"
+    )
