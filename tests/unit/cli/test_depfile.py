@@ -226,9 +226,10 @@ def test_with_o_dash_the_rule_is_written_too(project: Path, piped: bool) -> None
     import sys
 
     model_arg = "-" if piped else "m.tosa"
+    exe = str(Path(sys.executable).parent / "vgfc")
+    deps = ["-MF", "deps.d", "-MT", "m.vgf", "-MP"]
     run = subprocess.run(
-        [str(Path(sys.executable).parent / "vgfc"), "compile", model_arg, "-o", "-", "-I", "inc"]
-        + ["-MF", "deps.d", "-MT", "m.vgf", "-MP"],
+        [exe, "compile", model_arg, "-o", "-", "-I", "inc", *deps],
         input=(project / "m.tosa").read_bytes() if piped else None,
         capture_output=True,
     )
