@@ -49,7 +49,7 @@ def test_a_full_schema_is_read() -> None:
         ("ns::op(Tensor x) -> Tensro", "unknown type 'Tensro' (did you mean Tensor?) (column 21)"),
         ("ns::op(Tensor x -> Tensor", "expected ,, found '->' (column 17)"),
         ("ns::op(Tensor x) Tensor", "expected ->, found 'Tensor' (column 18)"),
-        ("ns::op(Tensor x) -> Tensor extra", "unexpected 'extra' after the result (column 28)"),
+        ("ns::op(Tensor x) -> Tensor y extra", "unexpected 'extra' after the result (column 30)"),
         ("ns::op(Tensor x, float b=[1, 2) -> Tensor", "a default runs to the end (column 42)"),
         ("ns::op(Tensor x) -> Tensor $", "unexpected '$' (column 28)"),
         ("", "expected name at the end (column 1)"),
