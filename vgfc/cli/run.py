@@ -218,16 +218,26 @@ def run(
 
     start = time.perf_counter()
     device = resolve_device(device)
-    result = run_checked(
-        vgf,
-        named or positional,
-        pushes,
-        workdir,
-        shaders=modules,
-        validate=validate,
-        device=device,
-        timeout=timeout,
-    )
+    from vgfc.runner.validation import ValidationError
+
+    try:
+        result = run_checked(
+            vgf,
+            named or positional,
+            pushes,
+            workdir,
+            shaders=modules,
+            validate=validate,
+            device=device,
+            timeout=timeout,
+        )
+    except ValidationError as e:
+        if as_json:  # the findings whole on stdout; the error line on stderr as always
+            doc: dict[str, Any] = {"model": str(vgf), "device": device, "ok": False}
+            doc["validated"] = validate
+            doc["validation"] = [f.to_json() for f in e.findings]
+            click.echo(json.dumps(doc, indent=2))
+        raise
     outputs = result.outputs
     ran_on = "lavapipe (CPU)" if device == "cpu" else "the GPU's Vulkan driver"
     checked = ", validation-clean" if validate else ""
