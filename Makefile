@@ -132,7 +132,7 @@ $(EXECUTORCH_VENV)/.installed: pyproject.toml
 	touch $@
 
 .PHONY: test-executorch
-test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF backend with vgfc: exported models, vgfc.executorch's tests and the PyTorch sample
+test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF backend with vgfc: exported models, vgfc.executorch's tests, the PyTorch sample and ExecuTorch's int8 grid-sampler payloads
 	rm -rf $(EXECUTORCH_OUT)
 	MODEL_CONVERTER_PATH=$(CURDIR)/$(EXECUTORCH_VENV)/bin/vgfc-model-converter \
 	  $(EXECUTORCH_VENV)/bin/python scripts/export_executorch_models.py $(EXECUTORCH_OUT)
@@ -142,3 +142,6 @@ test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF 
 	  $(EXECUTORCH_VENV)/bin/python samples/pytorch/export.py $(EXECUTORCH_OUT)/pytorch
 	$(EXECUTORCH_VENV)/bin/python samples/pytorch/compare.py $(EXECUTORCH_OUT)/pytorch
 	VGFC_PYTORCH_SAMPLE=$(CURDIR)/$(EXECUTORCH_OUT)/pytorch $(PY) -m pytest -q tests/e2e/test_pytorch_sample.py
+	$(EXECUTORCH_VENV)/bin/python scripts/export_executorch_shader_payloads.py $(EXECUTORCH_OUT)/shader-payloads \
+	  --glslc "$$($(PY) -c 'import pathlib, scenario_runner; print(pathlib.Path(scenario_runner.__file__).parent / "binaries/bin/glslc")')"
+	VGFC_EXECUTORCH_SHADER_PAYLOADS=$(CURDIR)/$(EXECUTORCH_OUT)/shader-payloads $(PY) -m pytest -q tests/e2e/test_executorch_shader_payloads.py

@@ -289,11 +289,12 @@ class InternalError(VgfcError):
     kind = ErrorKind.INTERNAL
 
 
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean X?)`` for the closest choice, or an empty string when none is close."""
+def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """`` (did you mean X?)`` for the closest choice, or an empty string when none is close
+    (difflib's ratio under ``cutoff``)."""
     if len(word) > LIMITS.name_length_max:
         return ""  # nothing that long is close to a name, and comparing it costs time
     import difflib  # only for a message that offers a name
 
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return f" (did you mean {close[0]}?)" if close else ""

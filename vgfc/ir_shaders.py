@@ -97,6 +97,9 @@ class ShaderSpec:
     """Folders searched for ``#include`` (a kernel library's), before the command line's."""
     source_file: str | None = None
     """The file the code came from (a kernel library shader), for diagnostics."""
+    metadata: tuple[tuple[str, str], ...] = ()
+    """Payload keys vgfc does not read (ExecuTorch's ``operator_name``, ``input_scale``, ...),
+    each with its value as JSON text, in payload order: kept for the report."""
 
     @property
     def resources(self) -> tuple[ShaderResource, ...]:

@@ -15,8 +15,13 @@ the ops in program order, this never yields more partitions than the program-ord
 partition at every change of kind): a new ML partition is opened at most once per program-order
 run of ML ops, and shader counts are equal.
 
-Constants (CONST, CONST_SHAPE) are not placed on their own: each partition that reads a constant
-lists it, so a constant used on both sides of a shader is materialised in both partitions.
+Constants (CONST, CONST_SHAPE) are not placed on their own: each ML partition that reads a
+constant lists it, so a constant used on both sides of a shader is materialised in both partitions.
+A shader cannot hold a constant (a compute segment has no constants, and ExecuTorch's runtime
+refuses them there), so a constant a shader reads, like one that is a graph output, is
+materialised by an ML partition that runs before it and passed on as that partition's output, as
+the reference converter does: the first ML partition when it runs before every such shader, else a
+new one opened first.
 """
 
 from __future__ import annotations
@@ -132,27 +137,43 @@ def partition(graph: Graph, order: Sequence[int] | None = None) -> Plan:
             seq.append(target)
         part_of[op.index] = target
 
-    orphans = _place_orphan_constants(graph, seq, part_of, constant_ops)
+    orphans = _place_orphan_constants(graph, seq, part_of, constant_ops, producer)
     return _finish(graph, seq, part_of, orphans, constant_ops, producer, program_order)
 
 
 def _place_orphan_constants(
-    graph: Graph, seq: list[_Part], part_of: dict[int, _Part], constant_ops: list[Operator]
+    graph: Graph,
+    seq: list[_Part],
+    part_of: dict[int, _Part],
+    constant_ops: list[Operator],
+    producer: dict[str, int],
 ) -> list[Operator]:
-    """A constant that only feeds graph outputs is materialised by the first ML partition.
+    """A constant that only feeds graph outputs, or that a shader reads, is materialised by the
+    first ML partition (a new one opened first when a shader reading one runs before it).
     Returns those constants, in program order."""
     outputs = set(graph.outputs)
     # Few models have a constant among their outputs: only they need the set of tensors read.
     orphans = [op for op in constant_ops if not outputs.isdisjoint(op.outputs)]
     if orphans:
         read = {n for op in graph.operators if not op.is_constant for n in op.inputs}
-        orphans = sorted(
-            (op for op in orphans if read.isdisjoint(op.outputs)), key=lambda op: op.index
-        )
+        orphans = [op for op in orphans if read.isdisjoint(op.outputs)]
+    # The shaders that read a constant, and those constants.
+    readers: list[_Part] = []
+    by_index = {op.index: op for op in constant_ops}
+    for p in seq:
+        if p.kind is not PartitionKind.SHADER:
+            continue
+        for n in p.ops[0].inputs:
+            c = by_index.get(producer.get(n, -1))
+            if c is not None:
+                readers.append(p)
+                if c not in orphans:
+                    orphans.append(c)
     if not orphans:
         return orphans
+    orphans.sort(key=lambda op: op.index)
     home = next((p for p in seq if p.kind is PartitionKind.ML), None)
-    if home is None:
+    if home is None or any(seq.index(r) < seq.index(home) for r in readers):
         home = _Part(PartitionKind.ML)
         seq.insert(0, home)
     for op in orphans:
@@ -189,18 +210,19 @@ def _finish(
             own.update(op.outputs)
         inputs: dict[str, None] = {}
         read_constants: dict[int, None] = {}
+        shader = p.kind is PartitionKind.SHADER
         for op in p.ops:
             for n in op.inputs:
                 if n in own:
                     continue
                 c = constant_of.get(n)
-                if c is None:
+                if c is None or shader:  # a shader reads a constant from an ML partition
                     inputs[n] = None
                 else:
                     read_constants[c] = None
         crossing.update(inputs)
         reads.append(tuple(inputs))
-        constants[pid] += read_constants
+        constants[pid] += (c for c in read_constants if c not in constants[pid])
 
     outputs = set(graph.outputs)
     emitted_constants: set[str] = set()
@@ -212,7 +234,7 @@ def _finish(
             o
             for c in constants[pid]
             for o in graph.operators[c].outputs
-            if o in outputs and o not in emitted_constants
+            if (o in outputs or o in crossing) and o not in emitted_constants
         ]
         emitted_constants.update(const_outs)
         outs += tuple(const_outs)
@@ -236,7 +258,7 @@ def _reason(p: _Part, ids: dict[int, int], part_of: dict[int, _Part]) -> str:
     if p.kind is PartitionKind.SHADER:
         return f"shader {p.ops[0].label()} runs alone in a compute partition"
     if not p.ops:
-        return "materialises constants that are graph outputs"
+        return "materialises constants that are graph outputs or that shaders read"
     if p.cause is None:
         return f"first ML work ({p.ops[0].label()})"
     consumer, tensor, prod = p.cause

@@ -101,6 +101,7 @@ def compile_report(
     ``written`` is (size, SHA-256) of a VGF file that was streamed to disk
     (:func:`vgfc.vgf.encode.encode_to`) rather than held in ``c.vgf``."""
     import hashlib
+    import json
 
     from vgfc.lower.shader import ShaderModule
     from vgfc.vgf.decode import format_version
@@ -135,6 +136,7 @@ def compile_report(
                     }
                     for r in m.spec.resources
                 ],
+                "metadata": {k: json.loads(v) for k, v in m.spec.metadata},
             }
         )
     file_json = model_json(model)

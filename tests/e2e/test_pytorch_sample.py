@@ -70,3 +70,15 @@ def test_the_sample_library_checks_clean(vgfc_exe: Any) -> None:
     run = vgfc_exe("kernels", str(ROOT / "samples" / "pytorch" / "my_ops.yaml"))
     assert run.code == 0, run.err
     assert "2 kernel(s), 0 error(s)" in run.out
+
+
+def test_verify_finds_each_exported_ops_entry_and_holds_it_to_the_reference(vgfc_exe: Any) -> None:
+    """The exported payloads name their entry (``kernel_library_entry``): ``vgfc verify
+    --kernels`` runs each op's Python reference, through the NHWC permutes of the image op, and
+    the built-in pieces on the TOSA reference model, CONSTs ExecuTorch wrote first included."""
+    library = ROOT / "samples" / "pytorch" / "my_ops.yaml"
+    run = vgfc_exe("verify", str(DATA / "model.tosa"), "--kernels", str(library))
+    assert run.code == 0, run.out + run.err
+    assert "python reference my_ops_ref:upsample2x" in run.out
+    assert run.out.count("python reference my_ops_ref:swish") == 2
+    assert "every output agrees, all 19 ops checked" in run.out

@@ -174,6 +174,14 @@ def test_the_cli_prints_each_message_with_its_segment(cli, tmp_path: Path) -> No
     err = " ".join(run.err.split())  # rich may wrap long lines
     assert "message(s) in segment 3 'compute_segment_1' (compute, module 'square'): " in err
     assert "segment 3 'compute_segment_1' (compute, module 'square'): VUID-vkCmdDispatch-" in err
+    # --json: the same findings on stdout, each message whole, and the error on stderr.
+    run = cli("run", str(broken), *args, "--validate", "--json")
+    assert run.code == 1 and "message(s) in segment 3" in " ".join(run.err.split())
+    doc = json.loads(run.out)
+    assert doc["ok"] is False and doc["validated"] is True
+    found = [f for f in doc["validation"] if f["segment"] == 3]
+    assert any(f["id"].startswith("VUID-vkCmdDispatch-") for f in found)
+    assert all(f["message"] and not f["message"].endswith("...") for f in found)
 
 
 def test_emulation_layer_messages_in_graph_segments_are_set_aside(tmp_path: Path) -> None:

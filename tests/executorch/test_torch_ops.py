@@ -215,6 +215,16 @@ def _library(folder: Path, torch_line: str, *, reference: bool = True, params: s
         ),
         ('torch: "bad_e::double(Tensor x) -> (Tensor, Tensor)"', "", r"returns Tensor , Tensor"),
         ('torch: "bad_f::double(Tensor x -> Tensor"', "", r"not a PyTorch operator schema"),
+        (
+            'torch: "bad_g::double(Tensor x, flaot k=1.0) -> Tensor"',
+            "params: {encoding: json, fields: [{name: k, type: f32, default: 1.0}]}",
+            r"unknown type 'flaot' \(did you mean float\?\) \(column 25\)",
+        ),
+        (
+            'torch: "bad_h::double(Tensor x, int[] k=[1, 2]) -> Tensor"',
+            "params: {encoding: json, fields: [{name: k, type: f32, default: 1.0}]}",
+            r"argument 'k' is int\[\], the parameter is f32",
+        ),
     ],
 )
 def test_a_schema_that_disagrees_with_its_entry_fails_at_load_naming_the_line(
@@ -354,3 +364,51 @@ def test_loading_again_follows_the_new_entry_and_a_clashing_schema_is_refused(
     )
     with pytest.raises(InputError, match="already defined in this process with another schema"):
         vgfc.executorch.load(clash)
+
+
+_SCHEMAS = [
+    "ns::a(Tensor x) -> Tensor",
+    'ns::b(Tensor x, float beta=1.0, *, int[] sizes=[1, 2], str mode="a,b") -> Tensor',
+    "ns::c.out(Tensor(a!) x, int[2] p=[3, 4], Tensor? b=None, bool f=True) -> (Tensor a, Tensor b)",
+    "ns::e(Tensor x) -> Tensor named",
+    "ns::d(Tensor x, Scalar s, float[] w) -> ()",
+]
+_BROKEN = [
+    "ns::a(Tensor x, flaot b=1.0) -> Tensor",
+    "ns::a(Tensr x) -> Tensor",
+    "ns::a(Tensor x -> Tensor",
+    "ns::a(Tensor x) Tensor",
+    "ns::a(Tensor x) -> Tensor named extra",
+]
+
+
+def _as_torch_prints(kind: str) -> str:
+    kind = re.sub(r"\(.*\)", "", kind)  # the alias is not part of the type
+    if kind == "Scalar":
+        return "number"
+    if kind.endswith("?"):
+        return f"Optional[{_as_torch_prints(kind[:-1])}]"
+    found = re.fullmatch(r"(\w+)\[\d*\]", kind)
+    return f"List[{found.group(1)}]" if found else kind
+
+
+@pytest.mark.parametrize("text", _SCHEMAS)
+def test_vgfcs_schema_reader_agrees_with_torchs(text: str) -> None:
+    from vgfc.resolve.library.torch_schema import parse_torch
+
+    ours, theirs = parse_torch(text), torch._C.parse_schema(text)
+    assert (ours.qualname, ours.overload) == (theirs.name, theirs.overload_name)
+    assert [(a.name, _as_torch_prints(a.type)) for a in ours.arguments] == [
+        (a.name, str(a.type)) for a in theirs.arguments
+    ]
+    assert [_as_torch_prints(r) for r in ours.returns] == [str(r.type) for r in theirs.returns]
+
+
+@pytest.mark.parametrize("text", _BROKEN)
+def test_what_torch_refuses_vgfcs_reader_refuses(text: str) -> None:
+    from vgfc.resolve.library.torch_schema import parse_torch
+
+    with pytest.raises(RuntimeError):
+        torch._C.parse_schema(text)
+    with pytest.raises(InputError):
+        parse_torch(text)

@@ -28,7 +28,8 @@ def test_random_dags_satisfy_the_partitioning_rules(g: Graph) -> None:
     shaders = sum(op.is_shader for op in g.operators)
     has_ml = any(not op.is_shader and not op.is_constant for op in g.operators)
     assert plan.program_order_count == program_order_count(g)
-    # Only constants that are graph outputs and feed nothing get a partition without operators.
+    # Only constants that are graph outputs and feed nothing, or that a shader reads, get a
+    # partition without operators.
     assert sum(not p.operators for p in plan.partitions) <= 1
     # Never more partitions than the program-order rule; at least one per shader.
     non_orphan = [p for p in plan.partitions if p.operators]
@@ -74,17 +75,34 @@ def test_partitions_pass_on_exactly_what_others_read(g: Graph, data: st.DataObje
             for i in q.operators
             for n in g.operators[i].inputs
         }
-        assert p.inputs == tuple(n for n in read if n not in computed and n not in constant)
+        # A shader reads its constants from an ML partition; ML partitions hold theirs.
+        shader = any(op.is_shader for op in ops)
+        assert p.inputs == tuple(
+            n for n in read if n not in computed and (shader or n not in constant)
+        )
         passed_on = [o for o in computed if o in g.outputs or o in read_elsewhere]
-        # Then the constants the graph returns, each by the first partition listing it: the
-        # orphans it materialises, then those it reads, in the order it reads them.
-        orphans = [c for c in p.constants if not any(n in read for n in g.operators[c].outputs)]
+        read_by_shaders = {
+            n
+            for q in plan.partitions
+            for i in q.operators
+            if g.operators[i].is_shader
+            for n in g.operators[i].inputs
+        }
+        # Then the constants the graph returns or a shader reads, each by the first partition
+        # listing it: the orphans it materialises, then those it reads, in the order it reads
+        # them.
+        orphans = [
+            c
+            for c in p.constants
+            if not any(n in read or n in read_elsewhere for n in g.operators[c].outputs)
+            or any(n in read_by_shaders for n in g.operators[c].outputs)
+        ]
         const_order = [*orphans, *(producer[n].index for n in read if n in constant)]
         returned = [
             o
             for c in dict.fromkeys(const_order)
             if listed_first[c] == p.id
             for o in g.operators[c].outputs
-            if o in g.outputs
+            if o in g.outputs or o in read_by_shaders
         ]
         assert p.outputs == (*passed_on, *returned)

@@ -64,7 +64,13 @@ def check_plan(g: Graph, plan: Plan) -> None:
             prod = producer.get(name)
             if prod is None:
                 continue
-            if prod.is_constant:
+            if prod.is_constant and op.is_shader:
+                # A shader holds no constant: an earlier ML partition passes it on.
+                home = next(q for q in plan.partitions if prod.index in q.constants)
+                assert home.kind is PartitionKind.ML and home.id < part[op.index].id
+                assert name in home.outputs and name in part[op.index].inputs
+                assert home.id in part[op.index].depends_on
+            elif prod.is_constant:
                 assert prod.index in part[op.index].constants
             else:
                 # Dependencies respected: the producer runs first (or in the same ML partition).

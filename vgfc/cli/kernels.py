@@ -33,7 +33,8 @@ def kernels(
     """Check kernel libraries (YAML files, or a bundled one by name: mediapipe).
 
     Validates each file against schemas/kernel_library.schema.json, checks every expression's
-    names, resources, paths and composed graphs, then compiles each kernel's shader, validates
+    names, resources, paths, composed graphs and torch: schemas (as vgfc.executorch.load does,
+    without torch), then compiles each kernel's shader, validates
     it with SPIRV-Tools and holds its declared resources against the shader's reflection. Prints
     one row per entry and kernel when everything is sound; else the errors (at most
     --max-errors) and a summary line. Exit code 0 when everything is sound, 1 otherwise.
@@ -59,7 +60,7 @@ def kernels(
             if verdict.error is not None:
                 errors += 1
                 found.append(verdict.error)
-            what = "compose" if kernel is None else kernel.name
+            what = "torch" if verdict.torch else "compose" if kernel is None else kernel.name
             detail = (
                 f"{len(entry.compose.ops)} built-in op(s)"
                 if entry.compose is not None

@@ -1,11 +1,12 @@
 """Check a kernel library without a model (``vgfc kernels LIB``).
 
 Loading already checks the schema, every name an expression reads, resources, paths and composed
-graphs (:mod:`vgfc.resolve.library`). This adds what needs the shaders: each kernel's shader is
-compiled (GLSL/HLSL) or read (SPIR-V), validated with SPIRV-Tools and reflected, and its declared
-resources are held against the reflection: every resource must exist in the shader with the
-declared descriptor kind, and every descriptor the shader uses must be declared. Results must be
-writable and inputs must not be written.
+graphs (:mod:`vgfc.resolve.library`). This adds an entry's ``torch:`` schema, held to the entry
+as ``vgfc.executorch.load`` holds it (without torch), and what needs the shaders: each kernel's
+shader is compiled (GLSL/HLSL) or read (SPIR-V), validated with SPIRV-Tools and reflected, and
+its declared resources are held against the reflection: every resource must exist in the shader
+with the declared descriptor kind, and every descriptor the shader uses must be declared.
+Results must be writable and inputs must not be written.
 
 Without a model the defines have no operand shapes: each define is evaluated with the entry's
 ``example`` (parameter values and operand shapes), else with the parameters' defaults and every
@@ -25,6 +26,7 @@ from vgfc.diagnostics import Diagnostic, Location, Severity, VgfcError
 from vgfc.record import record, replace
 from vgfc.resolve.expr import ExprError, LimitError
 from vgfc.resolve.library.records import DIMENSIONS, Entry, Kernel, Library
+from vgfc.resolve.library.torch_schema import check_torch
 from vgfc.resolve.library.values import dispatch_size
 
 __all__ = ["KernelCheck", "check_library"]
@@ -32,18 +34,26 @@ __all__ = ["KernelCheck", "check_library"]
 
 @record
 class KernelCheck:
-    """The verdict on one entry (``kernel`` is ``None`` for a composed one)."""
+    """The verdict on one kernel of an entry; ``kernel`` is ``None`` for a composed entry and for
+    the verdict on an entry's ``torch`` schema (given only when it is wrong)."""
 
     entry: Entry
     kernel: Kernel | None
     local_size: tuple[int, int, int] | None
     error: Diagnostic | None
+    torch: bool = False
+    """The verdict on the entry's ``torch`` schema rather than on a kernel."""
 
 
 def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck]:
     """Check every kernel of ``library``; ``options`` are the shader
     :class:`~vgfc.shader.glslang.CompileOptions`."""
     for entry in library.entries.values():
+        if entry.torch is not None:
+            try:
+                check_torch(entry)
+            except VgfcError as e:  # as vgfc.executorch.load would refuse it
+                yield KernelCheck(entry, None, None, e.diagnostic, torch=True)
         if entry.compose is not None:
             problem = _check_compose(entry)
             error = None

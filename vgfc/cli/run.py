@@ -217,20 +217,30 @@ def run(
         modules[module] = read_input(path, what="shader file")
 
     from vgfc.cli.progress import progress
+    from vgfc.runner.validation import ValidationError
 
     start = time.perf_counter()
     device = resolve_device(device)
-    with progress(f"run on {'lavapipe (CPU)' if device == 'cpu' else 'the GPU'}"):
-        result = run_checked(
-            vgf,
-            named or positional,
-            pushes,
-            workdir,
-            shaders=modules,
-            validate=validate,
-            device=device,
-            timeout=timeout,
-        )
+
+    try:
+        with progress(f"run on {'lavapipe (CPU)' if device == 'cpu' else 'the GPU'}"):
+            result = run_checked(
+                vgf,
+                named or positional,
+                pushes,
+                workdir,
+                shaders=modules,
+                validate=validate,
+                device=device,
+                timeout=timeout,
+            )
+    except ValidationError as e:
+        if as_json:  # the findings whole on stdout; the error line on stderr as always
+            doc: dict[str, Any] = {"model": str(vgf), "device": device, "ok": False}
+            doc["validated"] = validate
+            doc["validation"] = [f.to_json() for f in e.findings]
+            click.echo(json.dumps(doc, indent=2))
+        raise
     outputs = result.outputs
     ran_on = "lavapipe (CPU)" if device == "cpu" else "the GPU's Vulkan driver"
     checked = ", validation-clean" if validate else ""

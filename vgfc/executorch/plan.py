@@ -22,6 +22,7 @@ from vgfc.diagnostics import InputError, VgfcError
 from vgfc.executorch.op import TORCH, TorchOp, current, operands, outputs
 from vgfc.ir import Graph, Operator, Tensor, Version
 from vgfc.record import record, replace
+from vgfc.resolve.exported import entry_metadata
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
@@ -97,7 +98,20 @@ def plan_call(op: TorchOp, bound: Mapping[str, Any]) -> Plan:
         binding = bind_entry(custom, model, entry, auto_convert=options.auto_convert)
         after = replace(model, tensors={**model.tensors, **binding.tensors})
         payloads = {
-            ir.outputs[0]: _payload(ir, after, op, options)
+            ir.outputs[0]: _payload(
+                ir,
+                after,
+                op,
+                options,
+                entry_metadata(
+                    entry.label,
+                    _params_bytes(op, bound),
+                    entry.inputs,
+                    entry.outputs,
+                    binding.operators,
+                    ir,
+                ),
+            )
             for ir in binding.operators
             if ir.shader is not None
         }
@@ -115,12 +129,15 @@ def _call_text(inputs: Mapping[str, Tensor], params: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _payload(ir: Operator, model: Graph, op: TorchOp, options: Options) -> bytes:
-    """The bound shader op's ``implementation_attrs``, its compile's warnings issued as Python
+def _payload(
+    ir: Operator, model: Graph, op: TorchOp, options: Options, metadata: dict[str, Any] | None
+) -> bytes:
+    """The bound shader op's ``implementation_attrs`` (with the key that names its entry for
+    ``vgfc verify``, :mod:`vgfc.resolve.exported`), its compile's warnings issued as Python
     warnings naming the op, and the result its ``tosa.CUSTOM`` op's fake gives."""
     from vgfc.resolve.payload import standalone_payload
 
-    payload, found = standalone_payload(ir, model, op.operator_name, options.shader)
+    payload, found = standalone_payload(ir, model, op.operator_name, options.shader, metadata)
     for d in found:
         warnings.warn(f"{op.qualname}: {d.render()}", stacklevel=2)
     result = model.tensors[ir.outputs[0]]

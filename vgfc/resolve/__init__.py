@@ -207,7 +207,7 @@ def _bind(
 def bind_entry(op: Operator, graph: Graph, entry: Entry, *, auto_convert: bool = True) -> Binding:
     """Bind the custom op ``op`` of ``graph`` to the kernel-library ``entry`` as :func:`resolve`
     does: the entry's expansion or kernel with its conversions, each shader op of it held to
-    the resource layout contract and reading no constant or variable. Raises
+    the resource layout contract and reading no variable. Raises
     :class:`VgfcError`."""
     from vgfc.resolve.bind import bind_op
     from vgfc.resolve.contract import check_contract
@@ -245,21 +245,14 @@ def _unknown(domain: str, name: str, libraries: Sequence[Library]) -> str:
 
 
 def _check_operands(op: Operator, graph: Graph) -> None:
-    """A shader reads tensors through descriptors that a runtime binds; a constant has no such
-    resource in the VGF (constants belong to graph segments), so it cannot be read directly."""
+    """A shader reads tensors through descriptors that a runtime binds once per run; a variable
+    keeps state across runs, which such a binding cannot. (A constant it reads is materialised
+    by a graph segment before it: :mod:`vgfc.partition`.)"""
     for name in (*op.inputs, *op.outputs):
         if graph.tensors[name].is_variable:
             raise UnsupportedError(
                 "a shader that reads or writes a variable (state kept across runs) is not "
                 "supported: move the value through VARIABLE_READ / VARIABLE_WRITE in the graph",
-                op.where(graph.source),
-                tensor=name,
-            )
-    for name in op.inputs:
-        if graph.tensors[name].data is not None:
-            raise UnsupportedError(
-                "a shader that reads a constant directly is not supported yet: compute it "
-                "in the graph or pass it as a graph input",
                 op.where(graph.source),
                 tensor=name,
             )

@@ -2,11 +2,12 @@
 
 The payload is UTF-8 JSON (``schemas/implementation_attrs.schema.json`` documents it). Parsing
 goes from coarse to fine so each problem gets the most specific message: the bytes must be JSON
-(:mod:`vgfc.resolve.attrs_json`), then every ``input_N_*`` / ``output_N_*`` key must be well
-formed and name an operand the op has, then the schema checks types
+(:mod:`vgfc.resolve.attrs_json`), then every key in the operand grammar must be well formed and
+name an operand the op has, and other keys not documented are kept as metadata
+(:mod:`vgfc.resolve.attrs_keys`), then the schema checks types
 (:mod:`vgfc.resolve.attrs_schema`), then each Vulkan enum name is looked up (with a
 did-you-mean), then the keys are checked against each other. Every error names the op and the
-key. This module owns the steps that build the spec: operand keys, resources, samplers, the
+key. This module owns the steps that build the spec: resources, samplers, the
 code, push constants and the dispatch. Every number that reaches the VGF is checked against its
 Vulkan range, and values are quoted, never echoed whole.
 """
@@ -14,7 +15,6 @@ Vulkan range, and values are quoted, never echoed whole.
 from __future__ import annotations
 
 import binascii
-import functools
 import json
 import re
 
@@ -30,6 +30,7 @@ from vgfc.ir import (
 )
 from vgfc.limits import LIMITS, quote
 from vgfc.resolve.attrs_json import check_lengths, read_payload
+from vgfc.resolve.attrs_keys import check_keys
 from vgfc.resolve.attrs_schema import check_schema
 from vgfc.vulkan_names import (
     border_colors,
@@ -45,9 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["parse_shader_spec"]
 
-OPERAND_FIELDS = ("binding", "descriptorset", "vkdescriptortype", "vkformat", "type", "sampler")
 REQUIRED_FIELDS = ("binding", "descriptorset", "vkdescriptortype", "vkformat")
-_OPERAND_KEY = re.compile(r"^(input|output)_(\d+)_(\w+)$")
 
 READ_ONLY_DESCRIPTORS = frozenset(
     {
@@ -72,7 +71,7 @@ def parse_shader_spec(op: Operator, graph: Graph) -> ShaderSpec:
     where = op.where(graph.source)
     payload = read_payload(op, where)
     check_lengths(payload, where)
-    _check_operand_keys(payload, op, where)
+    metadata = check_keys(payload, op, where)
     check_schema(payload, where)
     for key, value in payload.items():
         if key.endswith("_vkformat"):
@@ -94,49 +93,13 @@ def parse_shader_spec(op: Operator, graph: Graph) -> ShaderSpec:
         push_constants=_push_constants(payload.get("push_constants", ""), where),
         inputs=inputs,
         outputs=outputs,
+        metadata=metadata,
     )
 
 
 def _at(where: Location, key: str) -> Location:
     """``where`` narrowed to one key."""
     return Location(key=key).merged(where)
-
-
-@functools.lru_cache(maxsize=256)
-def _operand_key(key: str) -> tuple[str, str, str] | None:
-    """(role, index digits, field) of an ``input_N_*`` / ``output_N_*`` key; each distinct key
-    is matched once, as the same few come back in op after op."""
-    match = _OPERAND_KEY.match(key)
-    return None if match is None else (match.group(1), match.group(2), match.group(3))
-
-
-def _check_operand_keys(payload: dict[str, Any], op: Operator, where: Location) -> None:
-    counts = {"input": len(op.inputs), "output": len(op.outputs)}
-    for key in payload:
-        if not key.startswith(("input", "output")):
-            continue
-        parts = _operand_key(key)
-        if parts is None or parts[2] not in OPERAND_FIELDS:
-            valid = [
-                f"{r}_{i}_{f}" for r, n in counts.items() for i in range(n) for f in OPERAND_FIELDS
-            ]
-            raise InputError(f"unknown key{did_you_mean(key, valid)}", _at(where, key))
-        role, index, field = parts
-        number = int(index)
-        if index != str(number):
-            fixed = f"{role}_{number}_{field}"
-            raise InputError(
-                f"operand index '{quote(index)}' has a leading zero (write {quote(fixed)})",
-                _at(where, key),
-            )
-        if number >= counts[role]:
-            have = counts[role]
-            span = {0: "", 1: f" ({role}_0)"}.get(have, f" ({role}_0 .. {role}_{have - 1})")
-            raise InputError(
-                f"the op has {have} {role}{'s' if have != 1 else ''}{span}", _at(where, key)
-            )
-        if role == "output" and field == "sampler":
-            raise InputError("a sampler only applies to sampled image inputs", _at(where, key))
 
 
 def _known(name: object, table: dict[str, int], what: str, where: Location, key: str) -> None:

@@ -7,7 +7,8 @@ says, so expressions are parsed with :mod:`ast` and only a small language is acc
 * numbers, strings (to compare with enum parameters), names, and ``name[i]`` for one element of
   a list (an operand's shape, a list parameter);
 * ``+ - * / // % **``, unary ``-``, comparisons, ``and``/``or``/``not``, ``a if c else b``;
-* the functions ``min``, ``max``, ``abs``, ``ceil``, ``floor``, ``round`` and ``len``.
+* the functions ``min``, ``max``, ``abs``, ``ceil``, ``floor``, ``round``, ``len``, ``prod``
+  (of a list or of numbers) and ``numel`` (an operand's element count, any rank).
 
 ``/`` is true division. Where a whole number is needed (a shape, a dispatch size) the caller
 decides how a fraction is taken: dispatch sizes round up so that every element is covered, a
@@ -88,6 +89,26 @@ def _round(value: Any, digits: Any = None) -> Any:
     return round(value)
 
 
+def _prod(*args: Any) -> Any:
+    """The product of a list (``prod(x)``: an operand's element count, whatever its rank) or of
+    several numbers, held to ``expression_int_max`` at each step so that a long list of large
+    numbers fails at the first step beyond it instead of building a huge number."""
+    items = args[0] if len(args) == 1 and isinstance(args[0], tuple) else args
+    result: Any = 1
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            raise ExprError(f"prod multiplies numbers, not {_shown(item)}")
+        result = _bounded(result * item)
+    return result
+
+
+def _numel(shape: Any) -> Any:
+    """The element count of an operand (``numel(x)``): the product of its shape."""
+    if not isinstance(shape, tuple):
+        raise ExprError(f"numel takes an operand's shape (a list), not {_shown(shape)}")
+    return _prod(shape)
+
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min,
     "max": max,
@@ -96,6 +117,8 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "floor": math.floor,
     "round": _round,
     "len": len,
+    "prod": _prod,
+    "numel": _numel,
 }
 
 

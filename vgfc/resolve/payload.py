@@ -74,14 +74,20 @@ def payload_bytes(payload: dict[str, Any]) -> bytes:
 
 
 def standalone_payload(
-    op: Operator, graph: Graph, operator_name: str, options: CompileOptions | None = None
+    op: Operator,
+    graph: Graph,
+    operator_name: str,
+    options: CompileOptions | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> tuple[bytes, tuple[Diagnostic, ...]]:
     """The bound shader op ``op`` of ``graph`` as the ``implementation_attrs`` of a
     ``com.arm.VulkanCustomShader`` op named ``operator_name`` that stands alone: compiled,
     validated and cross-checked by vgfc (:func:`vgfc.lower.shader.lower_shader`, through the
     shader cache), complete (SPIR-V, bindings, formats, samplers, workgroup counts), and read
     back by vgfc's own parser and held to the resource layout contract as the op it was written
-    from. Returns the payload and the compile's warnings. Raises :class:`VgfcError`."""
+    from. ``metadata`` adds keys vgfc's parser keeps without reading
+    (:mod:`vgfc.resolve.attrs_keys`). Returns the payload and the compile's warnings. Raises
+    :class:`VgfcError`."""
     from vgfc.lower.shader import lower_shader
     from vgfc.resolve.attrs import parse_shader_spec
     from vgfc.resolve.contract import check_contract
@@ -90,7 +96,9 @@ def standalone_payload(
     assert spec is not None
     module = lower_shader(spec, op, graph, options)
     assert module.spirv is not None
-    payload = payload_bytes(shader_payload(spec, module.spirv, module.dispatch))
+    payload = payload_bytes(
+        {**(metadata or {}), **shader_payload(spec, module.spirv, module.dispatch)}
+    )
     attrs = {"domain_name": CUSTOM_SHADER_DOMAIN, "operator_name": operator_name}
     written = replace(op, attrs={**attrs, "implementation_attrs": payload}, shader=None)
     check_contract(parse_shader_spec(written, graph), written, graph)

@@ -23,6 +23,7 @@ from vgfc.ir import Array, Graph, Operator
 from vgfc.record import record, replace
 
 if TYPE_CHECKING:
+    from vgfc.resolve.exported import Exported
     from vgfc.resolve.library.records import Entry, Library
 
 __all__ = ["Check", "OpCheck", "independent_outputs"]
@@ -195,6 +196,17 @@ def _run_builtins(
         checks[op.index] = OpCheck(op.index, op.label(), Check.CHECKED, "tosa_reference_model")
     if all(op.is_constant for op in runnable):
         return  # constants: the oracle took their data from the file
+    # A piece holds the CONST ops of the constants it reads, wherever the file has them
+    # (ExecuTorch writes every CONST first, before the custom ops that split the pieces).
+    producer = {o: op for op in graph.operators if op.is_constant for o in op.outputs}
+    own = {op.index for op in runnable}
+    for op in list(runnable):
+        for name in op.inputs:
+            const = producer.get(name)
+            if const is not None and const.index not in own:
+                own.add(const.index)
+                runnable.append(const)
+    runnable.sort(key=lambda op: op.index)
     inside = {op.index for op in runnable}
     produced = {n for op in runnable for n in op.outputs}
     needed = []
@@ -223,10 +235,14 @@ def _run_custom(
     checks: dict[int, OpCheck],
     libraries: Sequence[Library],
 ) -> None:
+    from vgfc.resolve.exported import inverse
     from vgfc.resolve.params import ParamError, decode_params
     from vgfc.resolve.reference import call_reference
 
     entry = _entry(op, libraries)
+    exported = None
+    if entry is None:  # an op vgfc.executorch exported says which entry it came from
+        exported, entry = _exported(op, libraries)
     source = _downstream(op, unknown)
     why = None
     if source is not None:
@@ -247,18 +263,25 @@ def _run_custom(
         return
     assert entry is not None
     raw = op.attrs.get("implementation_attrs")
+    if exported is not None:
+        raw = exported.params
     try:
         params = decode_params(entry.params, bytes(raw) if raw is not None else None)  # type: ignore[arg-type]
     except ParamError as e:
         raise InputError(
             str(e), op.where(graph.source, origin=False), key="implementation_attrs"
         ) from None
-    outputs = call_reference(
-        entry,
-        [values[n] for n in op.inputs],
-        params,
-        [graph.tensors[n] for n in op.outputs],
-    )
+    inputs = [values[n] for n in op.inputs]
+    declared = [graph.tensors[n] for n in op.outputs]
+    if exported is not None:  # the shader's views -> the entry's, and its results back
+        inputs = [_permuted(a, inverse(p)) for a, p in zip(inputs, exported.inputs, strict=True)]
+        declared = [
+            replace(t, shape=_permuted_shape(t.shape, inverse(p)))
+            for t, p in zip(declared, exported.outputs, strict=True)
+        ]
+    outputs = call_reference(entry, inputs, params, declared)
+    if exported is not None:
+        outputs = [_permuted(a, p) for a, p in zip(outputs, exported.outputs, strict=True)]
     values.update(zip(op.outputs, outputs, strict=True))
     checks[op.index] = OpCheck(
         op.index, op.label(), Check.CHECKED, f"python reference {entry.reference}"
@@ -268,3 +291,44 @@ def _run_custom(
 def _entry(op: Operator, libraries: Sequence[Library]) -> Entry | None:
     domain, name = op.domain or "", op.custom_name or ""
     return next((e for lib in libraries if (e := lib.find(domain, name)) is not None), None)
+
+
+def _exported(op: Operator, libraries: Sequence[Library]) -> tuple[Exported | None, Entry | None]:
+    """The entry an exported shader op names (:mod:`vgfc.resolve.exported`), when its operands
+    match the entry's."""
+    from vgfc.resolve.exported import read_exported
+
+    exported = read_exported(op)
+    if exported is None:
+        return None, None
+    domain, _, name = exported.entry.rpartition("/")
+    entry = next((e for lib in libraries if (e := lib.find(domain, name)) is not None), None)
+    if entry is None:
+        return None, None
+    if (len(exported.inputs), len(exported.outputs)) != (len(op.inputs), len(op.outputs)) or (
+        len(entry.inputs),
+        len(entry.outputs),
+    ) != (len(op.inputs), len(op.outputs)):
+        return None, None
+    return exported, entry
+
+
+def _permuted(array: Array, perm: Sequence[int] | None) -> Array:
+    import numpy as np
+
+    if perm is None:
+        return array
+    if len(perm) != array.ndim:
+        raise InputError(
+            f"kernel_library_entry: a permutation of rank {len(perm)} for a value of rank "
+            f"{array.ndim}"
+        )
+    return np.ascontiguousarray(np.transpose(array, perm))
+
+
+def _permuted_shape(
+    shape: tuple[int, ...] | None, perm: Sequence[int] | None
+) -> tuple[int, ...] | None:
+    if perm is None or shape is None or len(perm) != len(shape):
+        return shape
+    return tuple(shape[i] for i in perm)

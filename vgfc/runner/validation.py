@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from vgfc.diagnostics import Location, UnsupportedError, VgfcError
-from vgfc.limits import quote
+from vgfc.limits import LIMITS, quote
 from vgfc.record import record
 from vgfc.vgf.model import Model, ModuleType
 
@@ -111,10 +111,6 @@ class Message:
         """The rule and the words with every handle masked: the same message in another run."""
         return f"{self.id}: {_HANDLE.sub('0x?', self.detail)}"
 
-    def summary(self, limit: int = 300) -> str:
-        text = self.detail
-        return text if len(text) <= limit else text[:limit] + "..."
-
 
 @record
 class Finding:
@@ -126,6 +122,16 @@ class Finding:
     it could not be found (a prefix run failed or ran out of time)."""
     where: str
     """:func:`describe_segment` of it."""
+
+    def to_json(self) -> dict[str, object]:
+        """The finding for ``--json``: the message's words whole, never cut."""
+        return {
+            "segment": self.segment,
+            "where": self.where,
+            "id": self.message.id,
+            "level": self.message.level,
+            "message": self.message.detail,
+        }
 
 
 class ValidationError(VgfcError):
@@ -271,8 +277,9 @@ def validation_error(
 ) -> ValidationError:
     """The error for ``messages`` and their segments. One line per distinct message and segment
     (``segment 3 'compute_segment_1' (compute, module 'square'): VUID-...: words``, with
-    ``(xN)`` for repeats): the error's message when there is one such line, else the lines
+    ``(xN)`` for repeats): the error's message when there is one such short line, else the lines
     under a message that says how many, in which segments and which rules (at most ten lines).
+    The layer's words are never cut: a message is capped (``message_length``), its lines are not.
     """
     findings = [
         Finding(m, s, describe_segment(model, s)) for m, s in zip(messages, segments, strict=True)
@@ -281,12 +288,12 @@ def validation_error(
     for f in findings:
         groups.setdefault((f.where, f.message.signature), []).append(f)
     lines = [
-        f"{where}: {group[0].message.id}: {group[0].message.summary()}"
+        f"{where}: {group[0].message.id}: {group[0].message.detail}"
         + (f" (x{len(group)})" if len(group) > 1 else "")
         for (where, _), group in groups.items()
     ]
     head = f"Vulkan validation reported {len(messages)} message(s)"
-    if len(lines) == 1:
+    if len(lines) == 1 and len(head) + len(lines[0]) < LIMITS.message_length // 2:
         return ValidationError(f"{head}: {lines[0]}", findings=findings)
     places = list(dict.fromkeys(f.segment for f in findings))
     if len(places) == 1:

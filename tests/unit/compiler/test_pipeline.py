@@ -84,8 +84,8 @@ def _stage_breakers() -> dict[str, bytes]:
         "dynamic shape": build(
             [T("x", (-1, 4)), T("y", (-1, 4))], [Op("ABS", ["x"], ["y"])], ["x"], ["y"]
         ),
-        "shader reads a constant": build(
-            [T("c", (1, 64), data=np.ones((1, 64), np.float32)), T("y", (1, 64))],
+        "shader reads a constant of another type": build(
+            [T("c", (1, 64), "INT32", data=np.ones((1, 64), np.int32)), T("y", (1, 64))],
             [Op("CONST", [], ["c"]), custom(["c"], ["y"], "k", attrs=attrs())],
             [],
             ["y"],
@@ -120,7 +120,10 @@ def test_check_and_compile_agree_on_bad_inputs(tmp_path: Path) -> None:
     [
         ("output is an input", "tensor 'x': a graph output that is also a graph input"),
         ("dynamic shape", "op #0 ABS: tensor 'x': dynamic shape [-1, 4]"),
-        ("shader reads a constant", "a shader that reads a constant directly is not supported"),
+        (
+            "shader reads a constant of another type",
+            "tensor 'c': input_0_vkformat: VK_FORMAT_R32_SFLOAT does not hold INT32 elements",
+        ),
     ],
 )
 def test_what_only_compile_found_is_now_found_by_check(

@@ -98,9 +98,43 @@ def test_constants_go_with_every_partition_that_reads_them() -> None:
         ["y"],
     )
     plan = partition(g)
-    assert [p.constants for p in plan.partitions] == [(0,), (0,), (0,)]
-    assert all("k" not in p.inputs for p in plan.partitions)
+    # ML partitions hold the constant; the shader cannot, so it reads it from the first one.
+    assert [p.constants for p in plan.partitions] == [(0,), (), (0,)]
+    p0, p1, p2 = plan.partitions
+    assert p0.outputs == ("a", "k") and p1.inputs == ("a", "k") and p1.depends_on == (0,)
+    assert "k" not in p2.inputs
     assert all(0 not in p.operators for p in plan.partitions)
+
+
+def test_a_constant_a_leading_shader_reads_opens_an_ml_partition_before_it() -> None:
+    """The reference converter's layout: a graph segment of its own emits the constant."""
+    g = make_graph(
+        [
+            ("C", [], ["k"]),
+            ("S", ["x", "k"], ["a"]),
+            ("ML", ["a", "a"], ["b"]),
+            ("S", ["b", "k"], ["y"]),
+        ],
+        ["x"],
+        ["y"],
+    )
+    plan = partition(g)
+    assert kinds(plan) == [ML, SH, ML, SH]
+    p0, p1, p2, p3 = plan.partitions
+    assert (p0.operators, p0.constants, p0.outputs) == ((), (0,), ("k",))
+    assert "shaders read" in p0.reason
+    assert p1.inputs == ("x", "k") and p1.depends_on == (0,)
+    assert p3.inputs == ("b", "k") and p3.depends_on == (0, 2)
+    assert p2.constants == ()
+
+
+def test_a_shader_after_the_first_ml_partition_reads_its_constant_from_it() -> None:
+    g = make_graph(
+        [("ML", ["x", "x"], ["a"]), ("C", [], ["k"]), ("S", ["a", "k"], ["y"])], ["x"], ["y"]
+    )
+    plan = partition(g)
+    assert kinds(plan) == [ML, SH]
+    assert plan.partitions[0].outputs == ("a", "k") and plan.partitions[0].constants == (1,)
 
 
 def test_a_constant_graph_output_is_materialised_once() -> None:

@@ -138,3 +138,29 @@ def test_error_lines(tmp_path: Path) -> None:
     many = [Message(f"VUID-{i}", "ERROR", "m") for i in range(25)]
     capped = validation_error(model, many, [1] * 25)
     assert len(capped.excerpt) == 10 and capped.excerpt[-1] == "... and 16 more"
+
+
+def test_a_long_message_is_never_cut(tmp_path: Path) -> None:
+    """The layer's words are whole in the error's lines and in the findings ``--json`` prints;
+    a line too long for one message goes under a short one."""
+    path = tmp_path / "mixed.vgf"
+    path.write_bytes(compile_model(SAMPLES_DIR / "mixed.tosa").vgf)
+    model = read_vgf(path)
+    words = "Attempted write update to combined image sampler descriptor failed " + "x" * 1500
+    long = Message("VUID-long", "ERROR", f"o | MessageID = 0x1 | {words} The Vulkan spec states: s")
+    error = validation_error(model, [long], [3])
+    assert error.message == (
+        "Vulkan validation reported 1 message(s) in segment 3 'compute_segment_1' (compute, "
+        "module 'square'): VUID-long"
+    )
+    assert error.excerpt == (
+        f"segment 3 'compute_segment_1' (compute, module 'square'): VUID-long: {words}",
+    )
+    (finding,) = error.findings
+    assert finding.to_json() == {
+        "segment": 3,
+        "where": "segment 3 'compute_segment_1' (compute, module 'square')",
+        "id": "VUID-long",
+        "level": "ERROR",
+        "message": words,
+    }
