@@ -25,8 +25,19 @@ def progress(first: str) -> Iterator[Callable[[str], None]]:
     if console is None:
         yield _nothing
         return
-    with console.status(f"{escape(first)}...") as status:
-        yield lambda text: status.update(f"{escape(text)}...")
+    with console.status(f"{escape(first)}...", spinner=_SPINNER) as status:
+
+        def show(text: str) -> None:
+            # Naming the spinner makes rich draw the line now, not at its next tick (a stage
+            # shorter than a tick would never be seen).
+            status.update(f"{escape(text)}...", spinner=_SPINNER)
+
+        show(first)
+        yield show
+
+
+_SPINNER = "dots"
+"""rich's spinner for the status line (its default)."""
 
 
 def _nothing(_text: str) -> None:
