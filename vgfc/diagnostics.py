@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from vgfc.limits import LIMITS, clip, quote
 from vgfc.record import asdict, fields, record, replace
+from vgfc.warning_names import WARNINGS
 
 __all__ = [
     "Diagnostic",
@@ -211,14 +212,29 @@ class Diagnostic:
     location: Location = Location()
     excerpt: tuple[str, ...] = ()
     """Lines shown under the message: the offending source line and a caret under the column."""
+    name: str | None = None
+    """The warning's name (:data:`vgfc.warning_names.WARNINGS`): every warning has one, and an
+    error keeps it where ``-Werror`` made the warning one."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "message", clip(self.message, LIMITS.message_length))
+        if self.severity is Severity.WARNING and self.name is None:
+            raise AssertionError(f"a warning without a name: {self.message}")
+        if self.name is not None and self.name not in WARNINGS:
+            raise AssertionError(f"{self.name!r} is not in vgfc.warning_names.WARNINGS")
+
+    @property
+    def tag(self) -> str:
+        """`` [-Wname]`` (`` [-Werror=name]`` for a warning made an error), or nothing."""
+        if self.name is None:
+            return ""
+        return f" [-Werror={self.name}]" if self.severity is Severity.ERROR else f" [-W{self.name}]"
 
     def render(self) -> str:
-        """``location: message``; callers put the severity label in front."""
+        """``location: message [-Wname]``; callers put the severity label in front."""
         prefix = self.location.render()
-        return f"{prefix}: {self.message}" if prefix else self.message
+        text = f"{prefix}: {self.message}" if prefix else self.message
+        return text + self.tag
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -229,6 +245,8 @@ class Diagnostic:
         }
         if self.excerpt:
             out["excerpt"] = list(self.excerpt)
+        if self.name is not None:
+            out["name"] = self.name
         return out
 
 
@@ -236,6 +254,8 @@ class VgfcError(Exception):
     """The one error type vgfc raises for anything a user can cause or should see."""
 
     kind: ErrorKind = ErrorKind.INPUT
+    name: str | None = None
+    """The warning's name, where ``-Werror`` made a warning this error."""
 
     def __init__(
         self,
@@ -264,7 +284,7 @@ class VgfcError(Exception):
 
     @property
     def diagnostic(self) -> Diagnostic:
-        return Diagnostic(Severity.ERROR, self.message, self.location, self.excerpt)
+        return Diagnostic(Severity.ERROR, self.message, self.location, self.excerpt, self.name)
 
     def render(self) -> str:
         return self.diagnostic.render()

@@ -72,8 +72,9 @@ KINDS = (
     "dirs",
     "defines",
     "names",
+    "warnings",
 )
-"""What an option's value is. The last three are given any number of times (a tuple)."""
+"""What an option's value is. The last four are given any number of times (a tuple)."""
 
 
 class UsageError(ValueError):
@@ -110,7 +111,7 @@ class Option:
     @property
     def multiple(self) -> bool:
         """Given any number of times; the value is a tuple."""
-        return self.kind in ("dirs", "defines", "names")
+        return self.kind in ("dirs", "defines", "names", "warnings")
 
     @property
     def param(self) -> str:
@@ -227,6 +228,26 @@ OPTIONS: tuple[Option, ...] = (
         commands=("model-converter",),
         into="replicated_composites",
         off=True,
+    ),
+    Option(
+        "warnings",
+        ("-W",),
+        "Govern warnings as gcc does, left to right, the last word about a name winning: "
+        "-Wno-NAME silences warning NAME, -WNAME turns it back on, -Werror makes every "
+        "warning an error (the compile fails and writes nothing), -Werror=NAME only NAME, "
+        "-Wno-error=NAME keeps NAME a warning. Each warning ends with its [-WNAME]; the "
+        "names: docs/commands.md.",
+        kind="warnings",
+        default=(),
+        metavar="[no-]NAME|[no-]error[=NAME]",
+        into="warnings",
+    ),
+    Option(
+        "hide_warnings",
+        ("-w", "--no-warnings"),
+        "Show no warning (nor make any an error under -Werror).",
+        default=False,
+        into="hide_warnings",
     ),
     # The shader front end's.
     Option(
@@ -369,6 +390,14 @@ def check_value(option: Option, value: Any) -> Any:
             raise UsageError(f"{name} must be 0 or more seconds, not {value!r}")
         return seconds
     items = _several(name, value)
+    if kind == "warnings":
+        from vgfc.warning_names import spec_problem
+
+        for item in items:
+            problem = spec_problem(item)
+            if problem is not None:
+                raise UsageError(problem)
+        return items
     if kind == "names":
         for item in items:
             if not isinstance(item, str | os.PathLike) or not os.fspath(item):

@@ -61,7 +61,7 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
                 at = Location(file=at.file, key=f"{entry.label}: {kernel.name}")
                 d = e.diagnostic
                 yield KernelCheck(
-                    entry, kernel, None, Diagnostic(d.severity, d.message, at, d.excerpt)
+                    entry, kernel, None, Diagnostic(d.severity, d.message, at, d.excerpt, d.name)
                 )
                 continue
             yield KernelCheck(entry, kernel, local, None)
