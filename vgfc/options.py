@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPILING",
     "DEFAULTS",
+    "DIAGNOSTICS_FORMATS",
     "OPTIONS",
     "REPORT_NEXT_TO_OUTPUT",
     "TARGET_ENVS",
@@ -51,6 +52,9 @@ named here so that choosing one does not load their rules (a test keeps the two 
 
 TARGET_ENVS = ("vulkan1.1", "vulkan1.2", "vulkan1.3")
 """The Vulkan environments shaders can be compiled and validated for (``--target-env``)."""
+
+DIAGNOSTICS_FORMATS = ("text", "sarif")
+"""How errors and warnings are written (``--diagnostics-format``)."""
 
 REPORT_NEXT_TO_OUTPUT = ""
 """The value of ``--report`` given without a FILE: each report goes next to its VGF."""
@@ -186,6 +190,18 @@ OPTIONS: tuple[Option, ...] = (
         "Print nothing but errors and warnings (and the --json list).",
         default=False,
         commands=("compile",),
+    ),
+    Option(
+        "diagnostics_format",
+        ("--diagnostics-format",),
+        "text: errors and warnings as lines on stderr, in gcc's form (FILE:LINE:COL: error: "
+        "...). sarif: instead, one SARIF 2.1.0 log of them on stderr as the command ends, for "
+        "code-scanning upload (2> vgfc.sarif).",
+        kind="choice",
+        default="text",
+        choices=DIAGNOSTICS_FORMATS,
+        commands=("compile", "check", "partition", "verify", "kernels"),
+        show_default=True,
     ),
     # What changes a compile.
     Option(

@@ -199,6 +199,10 @@ def run_quick(argv: list[str]) -> bool:
         nonlocal options
         options = _options(params)
         if options is not None:
+            if params["diagnostics_format"] == "sarif":
+                from vgfc.cli.console import start_sarif
+
+                start_sarif()
             compile_single(job, options, quiet=params["quiet"])
 
     code = _guarded(work)
