@@ -457,7 +457,7 @@ def test_unused_binding_warning_shows_the_declaration(tmp_path: Path) -> None:
     assert result.stderr.splitlines()[:2] == [
         f"{path}: warning: {OP}: input_0_binding: the shader declares set 0 binding 0 "
         "(storage_buffer 'In') for input_0 (tensor 'x') but never uses it "
-        "(declared at shader_code:3)",
+        "(declared at shader_code:3) [-Wunused-binding]",
         "    layout(set = 0, binding = 0) readonly buffer In { float x[]; };",
     ]
 
