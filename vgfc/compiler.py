@@ -363,7 +363,8 @@ def compile(  # vgfc.compile, as the command is vgfc compile
     ``report``), else keeps it in :attr:`Compilation.vgf`. ``options`` are the compile options
     of :data:`vgfc.options.OPTIONS` by name (``kernels``, ``target``, ``include_dirs``,
     ``defines``, ``target_env``, ``shader_timeout``, ``cache``, ``keep_source``,
-    ``auto_convert``, ...), checked as the command line checks them. Raises :class:`VgfcError`
+    ``auto_convert``, ``warnings`` (the ``-W`` values without ``-W``), ``hide_warnings``, ...),
+    checked as the command line checks them. Raises :class:`VgfcError`
     for the errors the command exits 1 with (the same messages), ValueError for a usage error
     (the command's exit 2), TypeError for an unknown option. Warnings are in
     :attr:`Compilation.warnings`."""
