@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from vgfc.partition import Plan
     from vgfc.resolve.library.records import Library
     from vgfc.vgf.model import Model
+    from vgfc.warning_names import WarningFlags
 
 __all__ = ["Compilation", "Options", "Sink", "ToBytes", "ToFile", "ToStream", "make_options"]
 
@@ -47,9 +48,21 @@ class Options:
     auto_convert: bool = DEFAULTS["auto_convert"]
     """Let kernel selection insert CAST/TRANSPOSE/PAD/SLICE around a custom op; off, a kernel
     that needs one is an error (``--no-auto-convert``)."""
+    warnings: tuple[str, ...] = DEFAULTS["warnings"]
+    """The ``-W`` values in command-line order (``no-short-dispatch``, ``error``), checked;
+    :attr:`warning_flags` reads them."""
+    hide_warnings: bool = DEFAULTS["hide_warnings"]
+    """``-w``: no warning is kept."""
     replicated_composites: bool = DEFAULTS["replicated_composites"]
     """Allow modules that need VK_EXT_shader_replicated_composites; off, such a module is an
     error (``vgfc-model-converter --disable-replicated-composites``)."""
+
+    @property
+    def warning_flags(self) -> WarningFlags:
+        """What becomes of each warning (:func:`vgfc.warning_names.parse`)."""
+        from vgfc.warning_names import parse
+
+        return parse(self.warnings, hidden=self.hide_warnings)
 
 
 def make_options(**values: Any) -> Options:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vgfc.compilation import Compilation, Options, Sink, ToBytes, ToFile, ToStream
-from vgfc.diagnostics import Diagnostic, VgfcError
+from vgfc.diagnostics import Diagnostic, InputError, Severity, VgfcError
 from vgfc.jobs import input_files
 from vgfc.options import UsageError
 from vgfc.record import record, replace
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from vgfc.deps import Depfile
     from vgfc.files.outputs import Staged
     from vgfc.resolve.library.records import Library
+    from vgfc.warning_names import WarningFlags
 
 __all__ = [
     "PIPELINE",
@@ -298,6 +299,7 @@ def compile_model(
         hold, sink = sink.hold, replace(sink, hold=held)
     request = Request(source, options or Options(), sink, keep_going, on_stage)
     done = Compilation()
+    flags = request.options.warning_flags
     timings: list[tuple[str, float]] = []
     try:
         for stage in PIPELINE[: STAGES.index(stop_after) + 1]:
@@ -314,7 +316,7 @@ def compile_model(
                 stop = False
             finally:
                 timings.append((stage.name, time.perf_counter() - started))
-            new = produced.pop("diagnostics", ())
+            new = _governed(produced.pop("diagnostics", ()), flags, keep_going)
             read = produced.pop("reads", ())
             done = replace(
                 done,
@@ -335,6 +337,27 @@ def compile_model(
         discard(held)
         raise
     return done
+
+
+def _governed(
+    diagnostics: tuple[Diagnostic, ...], flags: WarningFlags, keep_going: bool
+) -> tuple[Diagnostic, ...]:
+    """A stage's diagnostics as the ``-W`` options want them: a silenced warning left out, one
+    ``-Werror`` makes an error raised at once (or kept, with ``keep_going``), before any stage
+    after it writes a file."""
+    kept = []
+    for d in diagnostics:
+        verdict = "warning" if d.name is None else flags.verdict(d.name)
+        if d.severity is not Severity.WARNING or verdict == "warning":
+            kept.append(d)
+        elif verdict == "error":
+            error = replace(d, severity=Severity.ERROR)
+            if not keep_going:
+                raised = InputError(error.message, error.location, excerpt=error.excerpt)
+                raised.name = error.name
+                raise raised
+            kept.append(error)
+    return tuple(kept)
 
 
 def _place(done: Compilation, request: Request, held: list[Staged], hold: list[Any] | None) -> None:
@@ -428,9 +451,10 @@ def compile(  # vgfc.compile, as the command is vgfc compile
     ``report``), else keeps it in :attr:`Compilation.vgf`. ``options`` are the compile options
     of :data:`vgfc.options.OPTIONS` by name (``kernels``, ``target``, ``include_dirs``,
     ``defines``, ``target_env``, ``shader_timeout``, ``cache``, ``keep_source``,
-    ``auto_convert``, ...), checked as the command line checks them. ``deps``, ``depfile``,
-    ``deps_target`` and ``deps_phony`` write a dependency file as ``-MD``, ``-MF``, ``-MT`` and
-    ``-MP`` do (:mod:`vgfc.deps`); they need ``output``. Raises :class:`VgfcError`
+    ``auto_convert``, ``warnings`` (the ``-W`` values without ``-W``), ``hide_warnings``,
+    ...), checked as the command line checks them. ``deps``, ``depfile``, ``deps_target`` and
+    ``deps_phony`` write a dependency file as ``-MD``, ``-MF``, ``-MT`` and ``-MP`` do
+    (:mod:`vgfc.deps`); they need ``output``. Raises :class:`VgfcError`
     for the errors the command exits 1 with (the same messages), ValueError for a usage error
     (the command's exit 2), TypeError for an unknown option. Warnings are in
     :attr:`Compilation.warnings`."""

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from vgfc.limits import LIMITS, clip, quote
 from vgfc.record import asdict, fields, record, replace
+from vgfc.warning_names import WARNINGS
 
 __all__ = [
     "Diagnostic",
@@ -25,6 +26,7 @@ __all__ = [
     "InternalError",
     "Location",
     "Origin",
+    "Place",
     "Severity",
     "ShaderError",
     "UnsupportedError",
@@ -57,15 +59,21 @@ class Origin:
     operands: tuple[tuple[str, str], ...] = ()
     """(``input_0``, the entry's name for that operand): ``input_0_binding`` is shown as
     ``resources.x``."""
+    shader_file: str | None = None
+    """The kernel's shader file as an editor opens it: beside the library as the user named
+    it (``kernels/swish.comp``), else its real path. Where ``shader_code:LINE:COL`` points."""
 
     def shown_key(self, key: str | None, op: str | None) -> str | None:
         """``key`` (an attribute key of the op, or ``None``) as a diagnostic shows it."""
         if self.kind == "conversion":
             return key
-        declared = Location(file=f"{self.file}:{self.line}", key=self.entry).render()
+        return f"{self.file}:{self.line}: {self.detail(key, op)}"
+
+    def detail(self, key: str | None, op: str | None) -> str:
+        """:meth:`shown_key` without the library's file and line: ``TFL/Op: k: resources.x``."""
         if self.kind == "compose":
-            return f"{declared}: compose: {op}" + (f": {key}" if key else "")
-        shown = f"{declared}: {self.kernel}"
+            return f"{self.entry}: compose: {op}" + (f": {key}" if key else "")
+        shown = f"{self.entry}: {self.kernel}"
         if not key:
             return shown
         detail = self.shader if key == "shader_code" and self.shader is not None else key
@@ -77,11 +85,30 @@ class Origin:
 
 
 @record
+class Place:
+    """The file a diagnostic's first line starts with, as gcc writes it (``FILE:LINE:COL``):
+    what an editor or a CI problem matcher jumps to."""
+
+    file: str
+    line: int | None = None
+    column: int | None = None
+
+    def render(self) -> str:
+        if self.line is None:
+            return self.file
+        return f"{self.file}:{self.line}" + (f":{self.column}" if self.column is not None else "")
+
+
+@record
 class Location:
     """Where a diagnostic points. Every field is optional; present ones are rendered in order."""
 
     file: str | None = None
-    """Path of the model (or VGF) file as the user gave it."""
+    """Path of the model (or VGF, or kernel library) file as the user gave it."""
+    file_line: int | None = None
+    """A line of the file itself (a kernel library's), 1-based."""
+    file_column: int | None = None
+    """A column in that line, 1-based."""
     op_index: int | None = None
     """Index of the operator in the main block, in program order."""
     op: str | None = None
@@ -104,6 +131,9 @@ class Location:
     origin: Origin | None = None
     """What made the op, where a kernel library did (or vgfc added it for a custom op): the key
     is shown as the library's (:attr:`shown_key`)."""
+    source: str | None = None
+    """The file ``line`` and ``column`` point into where it is not the model: a kernel's shader
+    file, as an editor opens it (``vgfc kernels`` sets it; a bound kernel's is its origin's)."""
 
     def __post_init__(self) -> None:
         # Names and keys come from the model: shown on one line, a long one cut.
@@ -135,7 +165,7 @@ class Location:
         """``file: op #i OP 'name' (domain): tensor 't': key``, without a trailing colon."""
         parts: list[str] = []
         if self.file is not None:
-            parts.append(self.file)
+            parts.append(Place(self.file, self.file_line, self.file_column).render())
         if self.op_index is not None or self.op is not None:
             words = []
             if self.op_index is not None:
@@ -160,6 +190,30 @@ class Location:
         if self.instruction is not None:
             parts.append(f"instruction {self.instruction}")
         return ": ".join(parts)
+
+    def split(self) -> tuple[Place | None, str, str | None]:
+        """(the place, the context, a note) of gcc's form ``PLACE: error: CONTEXT: message``
+        followed by ``note: in NOTE``: the place is the shader file and line of a kernel's
+        shader, the library and line of an op a library made, else the file (the model); the
+        operator's context follows in the note where the place is not the model."""
+        origin = self.origin
+        if origin is not None and origin.kind != "conversion":
+            source = origin.shader_file if self.key == "shader_code" else None
+            op = replace(self, key=None, line=None, column=None, origin=None, source=None)
+            if source is not None and self.line is not None:
+                note = replace(self, line=None, column=None).render()
+                return Place(source, self.line, self.column), "", note
+            context = origin.detail(self.key, self.op)
+            if self.line is not None:
+                context += f":{self.line}" + (f":{self.column}" if self.column else "")
+            return Place(origin.file, origin.line), context, op.render() or None
+        if self.source is not None and self.line is not None:
+            rest = replace(self, line=None, column=None, source=None)
+            return Place(self.source, self.line, self.column), "", rest.render() or None
+        if self.file is not None:
+            rest = replace(self, file=None, file_line=None, file_column=None)
+            return Place(self.file, self.file_line, self.file_column), rest.render(), None
+        return None, self.render(), None
 
     def as_dict(self) -> dict[str, object]:
         """The fields that are set, for JSON output: ``key`` as rendered, ``origin`` as data."""
@@ -211,14 +265,42 @@ class Diagnostic:
     location: Location = Location()
     excerpt: tuple[str, ...] = ()
     """Lines shown under the message: the offending source line and a caret under the column."""
+    name: str | None = None
+    """The warning's name (:data:`vgfc.warning_names.WARNINGS`): every warning has one, and an
+    error keeps it where ``-Werror`` made the warning one."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "message", clip(self.message, LIMITS.message_length))
+        if self.severity is Severity.WARNING and self.name is None:
+            raise AssertionError(f"a warning without a name: {self.message}")
+        if self.name is not None and self.name not in WARNINGS:
+            raise AssertionError(f"{self.name!r} is not in vgfc.warning_names.WARNINGS")
+
+    @property
+    def tag(self) -> str:
+        """`` [-Wname]`` (`` [-Werror=name]`` for a warning made an error), or nothing."""
+        if self.name is None:
+            return ""
+        return f" [-Werror={self.name}]" if self.severity is Severity.ERROR else f" [-W{self.name}]"
 
     def render(self) -> str:
-        """``location: message``; callers put the severity label in front."""
+        """``location: message [-Wname]``; callers put the severity label in front."""
         prefix = self.location.render()
-        return f"{prefix}: {self.message}" if prefix else self.message
+        text = f"{prefix}: {self.message}" if prefix else self.message
+        return text + self.tag
+
+    def lines(self, label: str | None = None) -> list[str]:
+        """The diagnostic as printed, in gcc's form: ``PLACE: LABEL: CONTEXT: message
+        [-Wname]`` (``LABEL: ...`` where nothing has a file), the excerpt indented under it,
+        then ``note: in ...`` with the operator where the place is a library or shader file."""
+        label = label or self.severity.value
+        place, context, note = self.location.split()
+        text = f"{context}: {self.message}" if context else self.message
+        first = f"{place.render()}: {label}: {text}" if place else f"{label}: {text}"
+        out = [first + self.tag, *(f"    {x}" for x in self.excerpt)]
+        if note:
+            out.append(f"note: in {note}")
+        return out
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -229,6 +311,8 @@ class Diagnostic:
         }
         if self.excerpt:
             out["excerpt"] = list(self.excerpt)
+        if self.name is not None:
+            out["name"] = self.name
         return out
 
 
@@ -236,6 +320,8 @@ class VgfcError(Exception):
     """The one error type vgfc raises for anything a user can cause or should see."""
 
     kind: ErrorKind = ErrorKind.INPUT
+    name: str | None = None
+    """The warning's name, where ``-Werror`` made a warning this error."""
 
     def __init__(
         self,
@@ -264,7 +350,7 @@ class VgfcError(Exception):
 
     @property
     def diagnostic(self) -> Diagnostic:
-        return Diagnostic(Severity.ERROR, self.message, self.location, self.excerpt)
+        return Diagnostic(Severity.ERROR, self.message, self.location, self.excerpt, self.name)
 
     def render(self) -> str:
         return self.diagnostic.render()

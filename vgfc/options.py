@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPILING",
     "DEFAULTS",
+    "DIAGNOSTICS_FORMATS",
     "GRAPH_MIN_SPIRV",
     "GRAPH_SPIRV",
     "OPTIONS",
@@ -73,6 +74,9 @@ GRAPH_MIN_SPIRV = (1, 3)
 """The oldest SPIR-V a graph module can be: it uses the Vulkan memory model
 (SPV_KHR_vulkan_memory_model needs SPIR-V 1.3), so vulkan1.0 cannot hold one."""
 
+DIAGNOSTICS_FORMATS = ("text", "sarif")
+"""How errors and warnings are written (``--diagnostics-format``)."""
+
 REPORT_NEXT_TO_OUTPUT = ""
 """The value of ``--report`` given without a FILE: each report goes next to its VGF."""
 
@@ -94,8 +98,9 @@ KINDS = (
     "dirs",
     "defines",
     "names",
+    "warnings",
 )
-"""What an option's value is. The last three are given any number of times (a tuple)."""
+"""What an option's value is. The last four are given any number of times (a tuple)."""
 
 
 class UsageError(ValueError):
@@ -132,7 +137,7 @@ class Option:
     @property
     def multiple(self) -> bool:
         """Given any number of times; the value is a tuple."""
-        return self.kind in ("dirs", "defines", "names")
+        return self.kind in ("dirs", "defines", "names", "warnings")
 
     @property
     def param(self) -> str:
@@ -244,6 +249,18 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         commands=("compile",),
     ),
+    Option(
+        "diagnostics_format",
+        ("--diagnostics-format",),
+        "text: errors and warnings as lines on stderr, in gcc's form (FILE:LINE:COL: error: "
+        "...). sarif: instead, one SARIF 2.1.0 log of them on stderr as the command ends, for "
+        "code-scanning upload (2> vgfc.sarif).",
+        kind="choice",
+        default="text",
+        choices=DIAGNOSTICS_FORMATS,
+        commands=("compile", "check", "partition", "verify", "kernels"),
+        show_default=True,
+    ),
     # What changes a compile.
     Option(
         "target",
@@ -285,6 +302,26 @@ OPTIONS: tuple[Option, ...] = (
         commands=("model-converter",),
         into="replicated_composites",
         off=True,
+    ),
+    Option(
+        "warnings",
+        ("-W",),
+        "Govern warnings as gcc does, left to right, the last word about a name winning: "
+        "-Wno-NAME silences warning NAME, -WNAME turns it back on, -Werror makes every "
+        "warning an error (the compile fails and writes nothing), -Werror=NAME only NAME, "
+        "-Wno-error=NAME keeps NAME a warning. Each warning ends with its [-WNAME]; the "
+        "names: docs/commands.md.",
+        kind="warnings",
+        default=(),
+        metavar="[no-]NAME|[no-]error[=NAME]",
+        into="warnings",
+    ),
+    Option(
+        "hide_warnings",
+        ("-w", "--no-warnings"),
+        "Show no warning (nor make any an error under -Werror).",
+        default=False,
+        into="hide_warnings",
     ),
     # The shader front end's.
     Option(
@@ -429,6 +466,14 @@ def check_value(option: Option, value: Any) -> Any:
             raise UsageError(f"{name} must be 0 or more seconds, not {value!r}")
         return seconds
     items = _several(name, value)
+    if kind == "warnings":
+        from vgfc.warning_names import spec_problem
+
+        for item in items:
+            problem = spec_problem(item)
+            if problem is not None:
+                raise UsageError(problem)
+        return items
     if kind == "names":
         for item in items:
             if not isinstance(item, str | os.PathLike) or not os.fspath(item):

@@ -397,4 +397,4 @@ def test_cli_error_is_one_line(reference_vgf: Callable[[str], Path], tmp_path: P
     vgf = reference_vgf("simple")
     code, _, stderr = _invoke(str(vgf), "-i", f"nope={tmp_path / 'x.npy'}")
     assert code == 1
-    assert stderr == f"error: {vgf}: the model has no input 'nope' (its inputs: input_0)\n"
+    assert stderr == f"{vgf}: error: the model has no input 'nope' (its inputs: input_0)\n"

@@ -50,7 +50,7 @@ def test_wrong_expectation_fails_with_the_error_size(cli, stack, tmp_path: Path)
     assert run.code == 1
     assert "FAIL" in run.out
     assert run.err.strip().startswith(
-        f"error: {model}: 1 of 1 outputs differ from the expected oracle beyond the tolerance"
+        f"{model}: error: 1 of 1 outputs differ from the expected oracle beyond the tolerance"
     )
     right = 2 * np.maximum(x, 0) + 1
     np.save(tmp_path / "y.npy", right)

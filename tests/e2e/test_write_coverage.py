@@ -141,3 +141,17 @@ def test_timeout_takes_positive_seconds(cli: Any, tmp_path: Path, value: str) ->
     np.save(tmp_path / "x.npy", X)
     run = cli("run", str(vgf), "-i", str(tmp_path / "x.npy"), "--timeout", value)
     assert run.code == 2 and "--timeout" in run.err
+
+
+def test_a_pixel_grid_dispatch_writes_every_element(tmp_path: Path) -> None:
+    """The model vgfc does not warn about (``global_size: [8, 8, 1]`` over [1, 8, 8, 4], each
+    invocation writing its pixel's 4 channels) writes every element when run."""
+    from shader_models import pixel_model
+
+    model = pixel_model(tmp_path, workgroup_sizes=None, global_size=[8, 8, 1])
+    vgf = tmp_path / "m.vgf"
+    assert compile_to(model, vgf).warnings == ()
+    x = np.linspace(-4, 4, 256, dtype=np.float32).reshape(1, 8, 8, 4)
+    result = run_checked(vgf, [x])
+    assert result.unwritten == ()
+    np.testing.assert_array_equal(result.outputs["y"], np.abs(x) * 2)

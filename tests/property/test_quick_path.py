@@ -50,6 +50,17 @@ GROUPS = st.one_of(
             "--",
             "-qo",
             "-oout.vgf",
+            "-Iinc",
+            "-DX=1",
+            "-w",
+            "--no-warnings",
+            "-Werror",
+            "-Wno-short-dispatch",
+            "-Werror=short-dispatch",
+            "-Wno-error=bogus",
+            "-W=x",
+            "-W-q",
+            "-wq",
             "--unknown",
             "-j",
             "--quiet=1",
@@ -78,6 +89,7 @@ GROUPS = st.one_of(
                 "-j",
                 "-MF",
                 "-MT",
+                "-W",
             ]
         ),
         st.sampled_from(
@@ -100,6 +112,9 @@ GROUPS = st.one_of(
                 "1073741825",
                 "99999999999999999999",
                 "0012",
+                "error",
+                "no-short-dispatch",
+                "error=unused-binding",
             ]
         ),
     ).flatmap(lambda pair: st.sampled_from([list(pair), [f"{pair[0]}={pair[1]}"]])),
@@ -142,6 +157,8 @@ def test_the_quick_parse_is_clicks_or_none(folder: Path, args: list[str]) -> Non
         ["-", "-o", "-"],
         ["m.tosa", "-o", "out.vgf", "--report", "-"],
         ["-", "--output=-", "--report", "r.json"],
+        ["m.tosa", "-Wno-short-dispatch", "-Werror", "-W", "error=unused-binding", "-w"],
+        ["m.tosa", "-Iinc", "-DN=4", "-oout.vgf"],
     ],
 )
 def test_the_usual_command_lines_take_the_quick_path(folder: Path, args: list[str]) -> None:

@@ -58,6 +58,29 @@ def model(tmp_path: Path, *payloads: dict[str, Any], domain: str = SHADER_DOMAIN
     return path
 
 
+PIXELS = """#version 450
+layout(local_size_x = LX, local_size_y = LY) in;
+layout(set = 0, binding = 0) readonly buffer In { float x[]; };
+layout(set = 0, binding = 1) writeonly buffer Out { float y[]; };
+void main() {
+    uint p = gl_GlobalInvocationID.y * 8u + gl_GlobalInvocationID.x;
+    if (p >= 64u) return;
+    for (uint c = 0u; c < 4u; ++c) y[p * 4u + c] = x[p * 4u + c] * 2.0;
+}
+"""
+
+
+def pixel_model(folder: Path, local: tuple[int, int] = (8, 8), **over: Any) -> Path:
+    """x -> ABS -> shader -> y, each [1, 8, 8, 4] fp32, the shader writing the 4 channels of one
+    pixel per invocation (local size ``local``), the payload ``attrs(**over)``."""
+    code = PIXELS.replace("LX", str(local[0])).replace("LY", str(local[1]))
+    payload = attrs(code, **over)
+    ops = [Op("ABS", ["x"], ["a"]), custom(["a"], ["y"], "k", domain=SHADER_DOMAIN, attrs=payload)]
+    path = folder / "m.tosa"
+    path.write_bytes(build([T(n, (1, 8, 8, 4)) for n in "xay"], ops, ["x"], ["y"]))
+    return path
+
+
 def where(i: int = 1) -> str:
     return f"op #{i} CUSTOM 'k{i - 1}' ({SHADER_DOMAIN})"
 

@@ -29,7 +29,9 @@ def _attributed(d: Diagnostic, model: Path) -> Diagnostic:
 
     if d.location.file == str(model):
         return d
-    return replace(d, message=d.render(), location=Location(file=str(model)))
+    text = d.location.render()
+    message = f"{text}: {d.message}" if text else d.message
+    return replace(d, message=message, location=Location(file=str(model)))
 
 
 def print_outcome(console: Console, outcome: Outcome, *, debug: bool = False) -> None:

@@ -77,8 +77,10 @@ def print_bounded(
     one (the first, then a line naming the others), at most ``max_errors`` of them, then a line
     saying how many more there are; ``max_errors`` 0 prints every one on its own line. Returns
     the groups."""
+    from vgfc.cli.console import sarif_active
+
     groups = group_diagnostics(diagnostics)
-    if max_errors == 0:
+    if max_errors == 0 or sarif_active():  # a SARIF log holds every one
         for d in diagnostics:
             print_diagnostic(console, d)
         return groups

@@ -1,5 +1,5 @@
 """Printing user text through rich without it being read as markup: the consoles, a diagnostic
-as one line (``error: <location>: <message>``), a table, and a command's text output.
+in gcc's form (``FILE:LINE:COL: error: message``), a table, and a command's text output.
 
 rich is imported only where something is printed to a terminal: on a pipe or a file, lines are
 written plain (the quick path of ``vgfc compile``, :mod:`vgfc.cli.quick`, prints through here
@@ -28,9 +28,12 @@ __all__ = [
     "diagnostics_console",
     "emit",
     "escape",
+    "finish_sarif",
     "is_terminal",
     "print_diagnostic",
     "print_table",
+    "sarif_active",
+    "start_sarif",
     "stderr_console",
     "stdout_console",
 ]
@@ -79,20 +82,65 @@ def is_terminal(stream: Any) -> bool:
 
 
 def print_diagnostic(console: Console | None, d: Diagnostic, label: str | None = None) -> None:
-    """``error: <location>: <message>`` with the label coloured and the text printed as it is:
-    model text (``[1, 8, 8, 4]``, ``vgfc[shaders]``) is escaped, never read as rich markup.
-    ``console`` ``None``: plain lines on stderr."""
+    """The diagnostic in gcc's form (:meth:`vgfc.diagnostics.Diagnostic.lines`:
+    ``FILE:LINE:COL: error: message``, the excerpt, a note), the label coloured and the text
+    printed as it is: model text (``[1, 8, 8, 4]``, ``vgfc[shaders]``) is escaped, never read as
+    rich markup. ``console`` ``None``: plain lines on stderr."""
+    if _SARIF is not None:
+        _SARIF.append(d)
+        return
     if label is None:
         label = d.severity.value
+    lines = d.lines(label)
     if console is None:
-        _write_line(
-            sys.stderr, "\n".join([f"{label}: {d.render()}", *(f"    {x}" for x in d.excerpt)])
-        )
+        _write_line(sys.stderr, "\n".join(lines))
         return
     colour = "red" if d.severity is Severity.ERROR else "yellow"
-    console.print(f"[bold {colour}]{escape(label)}:[/] {escape(d.render())}", highlight=False)
-    for line in d.excerpt:
-        console.print(f"    {escape(line)}", highlight=False)
+    head = f"{label}: "
+    first = lines[0]
+    at = first.find(head)
+    if first.startswith(head):
+        at = 0
+    console.print(
+        f"{escape(first[:at])}[bold {colour}]{escape(head)}[/]{escape(first[at + len(head) :])}",
+        highlight=False,
+    )
+    for line in lines[1:]:
+        console.print(escape(line), highlight=False)
+
+
+_SARIF: list[Diagnostic] | None = None
+"""The diagnostics printed so far while ``--diagnostics-format sarif`` holds them back."""
+
+
+def start_sarif() -> None:
+    """From now on :func:`print_diagnostic` keeps each diagnostic for the SARIF log that
+    :func:`finish_sarif` writes, instead of printing it."""
+    global _SARIF
+    if _SARIF is None:
+        _SARIF = []
+
+
+def sarif_active() -> bool:
+    """Whether diagnostics are held for a SARIF log (print every one, no summary lines)."""
+    return _SARIF is not None
+
+
+def finish_sarif(exit_code: int) -> None:
+    """Write the SARIF log of the diagnostics held (:mod:`vgfc.sarif`) to stderr, if
+    ``--diagnostics-format sarif`` asked for one, as the command ends with ``exit_code``."""
+    global _SARIF
+    if _SARIF is None:
+        return
+    import json
+
+    import vgfc
+    from vgfc.sarif import sarif_log
+
+    held, _SARIF = _SARIF, None
+    log = sarif_log(held, exit_code=exit_code, version=vgfc.__version__)
+    sys.stderr.write(json.dumps(log, indent=2) + "\n")
+    sys.stderr.flush()
 
 
 _ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")

@@ -16,7 +16,14 @@ import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
 
-from vgfc.cli.console import diagnostics_console, escape, print_diagnostic, stderr_console
+from vgfc.cli.console import (
+    diagnostics_console,
+    escape,
+    finish_sarif,
+    print_diagnostic,
+    sarif_active,
+    stderr_console,
+)
 from vgfc.diagnostics import ErrorKind, VgfcError
 
 TYPE_CHECKING = False
@@ -58,12 +65,34 @@ def call_guarded(
     """``func(*args, **kwargs)`` with its errors as one clear line on stderr and an exit code;
     tracebacks only with ``debug``. An interrupt (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) is one line
     too, saying which outputs were written and which were left as they were."""
-    from vgfc.files.interrupts import Interrupted
     from vgfc.files.outputs import WRITES
 
     if not _depth:
         WRITES.clear()
     _depth.append(func)
+    code: object = EXIT_INTERNAL
+    try:
+        result = _reported(func, args, kwargs, debug=debug)
+        code = 0
+        return result
+    except SystemExit as e:
+        code = e.code
+        raise
+    except Exception as e:  # a click exit or usage error (or, with --debug, any error)
+        code = getattr(e, "exit_code", EXIT_INTERNAL)
+        raise
+    finally:
+        _depth.pop()
+        if not _depth:
+            finish_sarif(code if isinstance(code, int) else EXIT_ERROR)
+
+
+def _reported(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], *, debug: bool
+) -> Any:
+    """``func(*args, **kwargs)``, its errors reported and turned into exit codes."""
+    from vgfc.files.interrupts import Interrupted
+
     try:
         return func(*args, **kwargs)
     except VgfcError as e:
@@ -86,14 +115,18 @@ def call_guarded(
     except Exception as e:
         if debug or _is_click_exit(e):
             raise
+        if sarif_active():
+            from vgfc.diagnostics import Diagnostic, Severity
+
+            text = f"{type(e).__name__}: {e} (a bug in vgfc; rerun with --debug and report it)"
+            print_diagnostic(None, Diagnostic(Severity.ERROR, text), "internal error")
+            sys.exit(EXIT_INTERNAL)
         stderr_console().print(
             f"[bold red]internal error:[/] {escape(f'{type(e).__name__}: {e}')}\n"
             "This is a bug in vgfc; rerun with --debug for a traceback and report it.",
             highlight=False,
         )
         sys.exit(EXIT_INTERNAL)
-    finally:
-        _depth.pop()
 
 
 _depth: list[object] = []

@@ -59,7 +59,11 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
             error = None
             if problem is not None:
                 at = entry.where()
-                where = Location(file=at.file, key=f"{entry.label}: compose: {problem[0]}")
+                where = Location(
+                    file=at.file,
+                    file_line=at.file_line,
+                    key=f"{entry.label}: compose: {problem[0]}",
+                )
                 error = Diagnostic(Severity.ERROR, problem[1], where)
             yield KernelCheck(entry, None, None, error)
             continue
@@ -67,11 +71,25 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
             try:
                 local = _check_kernel(entry, kernel, options)
             except VgfcError as e:
-                at = entry.where(kernel.line)
-                at = Location(file=at.file, key=f"{entry.label}: {kernel.name}")
                 d = e.diagnostic
+                at = entry.where(kernel.line)
+                at = Location(
+                    file=at.file, file_line=at.file_line, key=f"{entry.label}: {kernel.name}"
+                )
+                if d.location.key in (None, "shader_code") and d.location.line is not None:
+                    # Where in the shader file: the first line starts there (gcc's form).
+                    from vgfc.resolve.bind import shader_file
+
+                    source = shader_file(entry.library, kernel.shader.path)
+                    at = replace(
+                        at,
+                        key=f"{at.key}: {source.rsplit('/', 1)[-1]}",
+                        line=d.location.line,
+                        column=d.location.column,
+                        source=source,
+                    )
                 yield KernelCheck(
-                    entry, kernel, None, Diagnostic(d.severity, d.message, at, d.excerpt)
+                    entry, kernel, None, Diagnostic(d.severity, d.message, at, d.excerpt, d.name)
                 )
                 continue
             yield KernelCheck(entry, kernel, local, None)

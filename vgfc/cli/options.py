@@ -180,6 +180,10 @@ def declare(command: str) -> Callable[[F], F]:
                 options = make_options(**compile_values(command, params))
             except UsageError as e:
                 raise click.UsageError(str(e)) from None
+            if kwargs.pop("diagnostics_format", None) == "sarif":
+                from vgfc.cli.console import start_sarif
+
+                start_sarif()
             return func(*args, options=options, **kwargs)
 
         wrapped: Any = handle_errors(run)

@@ -9,8 +9,9 @@ takes 70 ms in all. So the command lines that a build or a CI job runs (one mode
 to the same function the click command calls (:func:`vgfc.cli.compiling.compile_single`).
 
 Everything else goes to click: help, batch mode, every other command, and any command line this
-parser is not sure of (an unknown or repeated option, a value that starts with ``-``, a short
-option with its value attached, a path click would refuse, a usage error found before work).
+parser is not sure of (an unknown or repeated option, a value that starts with ``-``, short
+flags run together, a path click would refuse, a usage error found before work). A short option
+with its value attached (``-Wno-short-dispatch``, ``-Iinclude``) is read as click reads it.
 Leaving a command line to click is always right, only slower, so this parser takes what it
 knows and nothing else; ``tests/property/test_quick_path.py`` holds it to click's parse of the
 same command lines (``make_context``), value for value, defaults included.
@@ -94,7 +95,7 @@ def _convert(option: Option, value: str) -> Any:
             return None  # click's int() and its message (a long one is past any bound)
         top = option.maximum
         return int(value) if top is None or int(value) <= top else None
-    if kind in ("names", "defines", "text"):
+    if kind in ("names", "defines", "text", "warnings"):
         return value
     return None  # -d: batch mode, which click parses
 
@@ -121,6 +122,9 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
             models.append(Path(token))
             continue
         option, equals, attached = token.partition("=")
+        if not token.startswith("--") and len(token) > 2 and token[:2] in values:
+            # A short option with its value attached, as click reads it: -Wno-x is -W no-x.
+            option, equals, attached = token[:2], "=", token[2:]
         value: Any
         if option in flags and not equals:
             name, value = flags[option]
@@ -132,7 +136,7 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
             else:
                 value = REPORT_NEXT_TO_OUTPUT
             name = "report"
-        elif option in values and (equals == "" or option.startswith("--")):
+        elif option in values and (equals == "" or option.startswith("--") or token[1] != "-"):
             name = values[option]
             if equals:
                 raw = attached
@@ -202,6 +206,10 @@ def run_quick(argv: list[str]) -> bool:
         nonlocal options
         options = _options(params)
         if options is not None:
+            if params["diagnostics_format"] == "sarif":
+                from vgfc.cli.console import start_sarif
+
+                start_sarif()
             compile_single(job, options, quiet=params["quiet"])
 
     code = _guarded(work)

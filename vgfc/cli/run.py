@@ -251,7 +251,9 @@ def run(
         console = stderr_console()
         for u in result.unwritten:
             severity = Severity.WARNING if u.carried_from is None else Severity.NOTE
-            print_diagnostic(console, Diagnostic(severity, u.describe(), Location(file=str(vgf))))
+            tag = "unwritten-output" if severity is Severity.WARNING else None
+            where = Location(file=str(vgf))
+            print_diagnostic(console, Diagnostic(severity, u.describe(), where, name=tag))
 
     written: dict[str, str] = {}
     if output_dir is not None:

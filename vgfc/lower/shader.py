@@ -123,6 +123,7 @@ def _placeholder(spec: ShaderSpec, op: Operator, where: Location) -> ShaderModul
         Severity.WARNING,
         "no shader code: the module is a placeholder that a runtime must replace",
         Location(key="shader_code").merged(where),
+        name="placeholder-shader",
     )
     return ShaderModule(op, spec, None, None, spec.workgroup_counts, (), (note,))
 
@@ -189,6 +190,7 @@ def _cross_check(
                     f"but never uses it{shown}",
                     _binding_key(r, where),
                     excerpt,
+                    "unused-binding",
                 )
             )
             continue
@@ -272,13 +274,20 @@ def _dispatch(
         hint = (
             "dispatch.workgroups gives workgroup counts; dispatch.global gives invocations, "
             "which vgfc divides by the local size"
+            if given
+            else "dispatch.global gives the invocations wanted"
         )
     else:
         key = "workgroup_sizes" if given else "global_size"
-        hint = "workgroup_sizes holds workgroup counts; global_size lets vgfc derive them"
+        hint = (
+            "workgroup_sizes holds workgroup counts; global_size lets vgfc derive them"
+            if given
+            else "global_size holds the invocations wanted"
+        )
     out.extend(_portable_counts(counts, key, where))
-    invocations = counts[0] * local[0] * counts[1] * local[1] * counts[2] * local[2]
-    short = _short_outputs(spec, info, graph, invocations)
+    grid = tuple(c * n for c, n in zip(counts, local, strict=True))
+    invocations = grid[0] * grid[1] * grid[2]
+    short = _short_outputs(spec, info, graph, invocations, grid, local)
     if short:
         sizes = " and ".join(f"the {n} {unit} of {r.key} '{r.tensor}'" for r, n, unit in short)
         names = " and ".join(f"{r.key} '{r.tensor}'" for r, _, _ in short)
@@ -288,19 +297,27 @@ def _dispatch(
                 f"the dispatch runs {invocations} invocations (workgroup counts "
                 f"{list(counts)} x local size {list(local)}), fewer than {sizes}: unless each "
                 f"invocation writes several, {names} will be partly unwritten ({hint})",
-                Location(key="workgroup_sizes" if where.origin is None else key).merged(where),
+                Location(key=key).merged(where),
+                name="short-dispatch",
             )
         )
     return counts
 
 
 def _short_outputs(
-    spec: ShaderSpec, info: ShaderInfo, graph: Graph, invocations: int
+    spec: ShaderSpec,
+    info: ShaderInfo,
+    graph: Graph,
+    invocations: int,
+    grid: tuple[int, ...],
+    local: tuple[int, int, int],
 ) -> list[tuple[ShaderResource, int, str]]:
     """(output, units, unit name) for each output with more units than the dispatch has
     invocations: a unit is what one invocation writes: an element, a texel of an image (all C
     channels at once) or, where the shader reads the buffer as wider words or vectors
-    (``uint`` over FP16, ``vec4`` over FP32), one word."""
+    (``uint`` over FP16, ``vec4`` over FP32), one word. An output whose pixel grid the
+    invocation grid is (:func:`_pixel_grid`) is covered: each invocation writes its pixel's
+    channels."""
     reflected = {(b.set, b.binding): b for b in info.bindings}
     # A shader that works on images runs one invocation per texel.
     per_texel = any(r.is_image for r in spec.resources)
@@ -320,9 +337,30 @@ def _short_outputs(
         if element is not None and width and element.size > width:
             units = -(-units // (element.size // width))
             unit = f"{element.text} words"
-        if invocations < units:
+        if invocations < units and not _pixel_grid(tensor.shape, grid, local):
             short.append((r, units, unit))
     return short
+
+
+def _pixel_grid(
+    shape: tuple[int, ...] | None, grid: tuple[int, ...], local: tuple[int, int, int]
+) -> bool:
+    """Whether the invocation grid (x, y, z) is the pixel grid of a ``[..., H, W, C]`` tensor:
+    x covers W and y covers H, each by less than one more workgroup (a grid sized for the
+    pixels, rounded up), and z covers the axes before H. ``global_size: [8, 8, 1]`` over
+    ``[1, 8, 8, 4]`` runs one invocation per pixel, each writing its 4 channels; nothing says
+    that a grid of the same count laid out otherwise (``[64, 1, 1]``) was meant so."""
+    if shape is None or len(shape) < 3:
+        return False
+    height, width = shape[-3], shape[-2]
+    rest = 1
+    for n in shape[:-3]:
+        rest *= n
+    return (
+        width <= grid[0] < width + local[0]
+        and height <= grid[1] < height + local[1]
+        and grid[2] >= rest
+    )
 
 
 def _portable_counts(counts: tuple[int, int, int], key: str, where: Location) -> list[Diagnostic]:
@@ -339,5 +377,6 @@ def _portable_counts(counts: tuple[int, int, int], key: str, where: Location) ->
             "maxComputeWorkGroupCount every Vulkan device supports: devices with a lower "
             "limit cannot run this dispatch",
             Location(key=key).merged(where),
+            name="portable-workgroup-count",
         )
     ]

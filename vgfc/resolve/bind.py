@@ -14,6 +14,7 @@ entry, kernel and keys.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from vgfc.resolve.compose import expand
 from vgfc.resolve.convert import Names, converted
 from vgfc.resolve.expr import ExprError
 from vgfc.resolve.infer import check_inferred, infer_outputs
-from vgfc.resolve.library.records import DIMENSIONS, Entry, Kernel
+from vgfc.resolve.library.records import DIMENSIONS, Entry, Kernel, Library
 from vgfc.resolve.library.values import dispatch_size
 from vgfc.resolve.params import ParamError, decode_params
 from vgfc.resolve.select import View, lossy_warnings, select_kernel
@@ -151,10 +152,23 @@ def _build(
                 [(f"input_{i}", n) for i, n in enumerate(entry.inputs)]
                 + [(f"output_{i}", n) for i, n in enumerate(entry.outputs)]
             ),
+            shader_file(entry.library, kernel.shader.path),
         ),
     )
     conversions = tuple(note for v in views.values() for note in v.notes)
     return Binding((*before, bound, *after), new, kernel.name, conversions)
+
+
+def shader_file(library: Library, path: Path) -> str:
+    """A kernel's shader file as an editor opens it (:attr:`Origin.shader_file`): beside the
+    library as the user named it where it lies in the library's folder, else its real path."""
+    from vgfc.files.inputs import shown_path
+
+    folder = library.path.parent
+    shown = Path(library.shown)
+    if path.is_relative_to(folder) and shown.name == library.path.name:
+        return shown_path(shown.parent / path.relative_to(folder))
+    return shown_path(path)
 
 
 def _spec(

@@ -34,7 +34,7 @@ _LOADED: dict[tuple[str, str], ModuleType] = {}
 
 
 def _where(entry: Entry) -> Location:
-    return Location(file=f"{entry.library.shown}:{entry.line}", key=f"{entry.label}: reference")
+    return Location(file=entry.library.shown, file_line=entry.line, key=f"{entry.label}: reference")
 
 
 def load_reference(entry: Entry) -> Callable[..., Any]:

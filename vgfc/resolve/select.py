@@ -241,6 +241,7 @@ def lossy_warnings(
             f"'{kernel.name}': it loses information (allowed by allow_lossy, "
             f"{entry.where(kernel.line).render()})",
             where,
+            name="lossy-conversion",
         )
         for name, view in views.items()
         if view.lossy is not None

@@ -79,13 +79,13 @@ def test_failures_do_not_stop_the_others(cli, tmp_path: Path, bad: dict[str, Pat
     # each line names the model.
     failed = (bad["truncated"], STATEFUL, bad["shader"])
     expected = "".join(single_error(cli, m, tmp_path) for m in failed)
-    expected_lines = [line for line in expected.splitlines() if line.startswith("error:")]
-    assert [line for line in run.err.splitlines() if line.startswith("error:")] == expected_lines
+    expected_lines = [line for line in expected.splitlines() if ": error: " in line]
+    assert [line for line in run.err.splitlines() if ": error: " in line] == expected_lines
     assert len(expected_lines) == 3
     for line, model in zip(
         expected_lines, (bad["truncated"], STATEFUL, bad["shader"]), strict=True
     ):
-        assert line.startswith(f"error: {model}: ")
+        assert line.startswith(f"{model}: error: ")
     assert "GLSL compilation failed" in run.err
     assert "5 models: 2 compiled, 3 failed;" in run.out
 
@@ -166,8 +166,8 @@ def test_parallel_run_reports_in_input_order(
     assert [entry["model"] for entry in doc] == [str(m) for m in models]
     failed = [str(m) for m in (STATEFUL, bad["truncated"], bad["shader"])]
     assert [e["model"] for e in doc if not e["ok"]] == failed
-    errors = [line for line in run.err.splitlines() if line.startswith("error:")]
-    assert [line.split(": ")[1] for line in errors] == failed
+    errors = [line for line in run.err.splitlines() if ": error: " in line]
+    assert [line.split(": ")[0] for line in errors] == failed
     assert sorted(p.name for p in out.iterdir()) == sorted(
         f"{m.stem}.vgf" for m in models if str(m) not in failed
     )
@@ -213,7 +213,9 @@ def test_json_lists_every_model(cli, tmp_path: Path, bad: dict[str, Path]) -> No
     assert shader["bytes"] is None and shader["operators"] is None
     assert shader["errors"] == 1
     (diagnostic,) = shader["diagnostics"]
-    assert f"error: {diagnostic['text']}" in single_error(cli, bad["shader"], tmp_path)
+    single = single_error(cli, bad["shader"], tmp_path)
+    assert single.startswith(f"{diagnostic['location']['file']}: error: ")
+    assert diagnostic["message"] in single
     assert diagnostic["location"]["file"] == str(bad["shader"])
     assert sorted(p.name for p in out.iterdir()) == [
         "face_detection_short_range.report.json",
@@ -330,7 +332,7 @@ def test_internal_error_names_the_model(cli, tmp_path: Path, monkeypatch) -> Non
         "compile", str(SAMPLES_DIR / "dup.tosa"), str(SAMPLES_DIR / "chain.tosa"), "-d", str(out)
     )
     assert run.code == 3
-    assert f"internal error: {SAMPLES_DIR / 'dup.tosa'}: ZeroDivisionError: a bug" in run.err
+    assert f"{SAMPLES_DIR / 'dup.tosa'}: internal error: ZeroDivisionError: a bug" in run.err
     assert sorted(p.name for p in out.iterdir()) == ["chain.vgf"]
     assert "1 failed (1 internal errors)" in run.out
 
@@ -375,7 +377,12 @@ def test_lines_about_another_file_are_prefixed_with_the_model(tmp_path: Path) ->
     console = Console(file=buffer, width=200, no_color=True)
     job = Job(Path("m.tosa"), Path("out/m.vgf"))
     diagnostics = (
-        Diagnostic(Severity.WARNING, "small dispatch", Location(file="m.tosa", op_index=1)),
+        Diagnostic(
+            Severity.WARNING,
+            "small dispatch",
+            Location(file="m.tosa", op_index=1),
+            name="short-dispatch",
+        ),
         Diagnostic(
             Severity.ERROR,
             "cannot write output file: Permission denied",
@@ -384,8 +391,8 @@ def test_lines_about_another_file_are_prefixed_with_the_model(tmp_path: Path) ->
     )
     print_outcome(console, Outcome(job, ok=False, seconds=0.0, diagnostics=diagnostics))
     assert buffer.getvalue().splitlines() == [
-        "warning: m.tosa: op #1: small dispatch",
-        "error: m.tosa: out/m.vgf: cannot write output file: Permission denied",
+        "m.tosa: warning: op #1: small dispatch [-Wshort-dispatch]",
+        "m.tosa: error: out/m.vgf: cannot write output file: Permission denied",
     ]
 
 

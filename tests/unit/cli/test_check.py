@@ -41,7 +41,7 @@ def test_check_errors(
     assert run.code == 1
     lines = [line for line in run.err.strip().splitlines() if not line.startswith("    ")]
     assert len(lines) == 1, run.err  # plus, for a shader error, its source line and a caret
-    assert lines[0].startswith(f"error: {path}: {where()}: {message}"), lines[0]
+    assert lines[0].startswith(f"{path}: error: {where()}: {message}"), lines[0]
     assert "Traceback" not in run.err
 
 
@@ -50,7 +50,7 @@ def test_undersized_dispatch_is_a_warning(cli, tmp_path: Path) -> None:
     run = cli("check", str(path))
     assert run.code == 0
     assert run.err.startswith(
-        f"warning: {path}: {where()}: workgroup_sizes: the dispatch runs 16 invocations "
+        f"{path}: warning: {where()}: workgroup_sizes: the dispatch runs 16 invocations "
         "(workgroup counts [1, 1, 1] x local size [16, 1, 1]), fewer than the 64 elements of "
         "output_0 's0'"
     )
@@ -87,8 +87,8 @@ def test_every_broken_op_is_reported_in_one_run(cli, tmp_path: Path) -> None:
     assert run.code == 1
     lines = run.err.strip().splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith(f"error: {path}: {where(1)}: input_0_vkformat: unknown format")
-    assert lines[1].startswith(f"error: {path}: {where(3)}: input_0_binding: declared at set 0")
+    assert lines[0].startswith(f"{path}: error: {where(1)}: input_0_vkformat: unknown format")
+    assert lines[1].startswith(f"{path}: error: {where(3)}: input_0_binding: declared at set 0")
 
 
 def test_unknown_custom_domain(cli, tmp_path: Path) -> None:
@@ -96,7 +96,7 @@ def test_unknown_custom_domain(cli, tmp_path: Path) -> None:
     run = cli("check", str(path))
     assert run.code == 1
     assert run.err.strip() == (
-        f"error: {path}: op #1 CUSTOM 'k0' (com.arm.VulkanCustomShaders): no kernel for "
+        f"{path}: error: op #1 CUSTOM 'k0' (com.arm.VulkanCustomShaders): no kernel for "
         "custom operator com.arm.VulkanCustomShaders/k0: vgfc compiles "
         f"{SHADER_DOMAIN} operators with shader code, and others through a kernel library "
         f"given with --kernels FILE (did you mean {SHADER_DOMAIN}?)"

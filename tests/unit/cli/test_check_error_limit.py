@@ -29,7 +29,7 @@ def test_ops_that_fail_the_same_way_are_one_error(cli, tmp_path: Path) -> None:
     assert run.code == 1
     lines = run.err.splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith(f"error: {path}: op #0 CUSTOM 'Op0' (D0): no kernel for")
+    assert lines[0].startswith(f"{path}: error: op #0 CUSTOM 'Op0' (D0): no kernel for")
     assert lines[1] == (
         "    the same error for 499 more: op #1 'Op1', op #2 'Op2', op #3 'Op3', op #4 'Op4', "
         "op #5 'Op5' and 494 more"
@@ -48,13 +48,13 @@ def test_the_error_limit_and_what_it_leaves_out(cli, tmp_path: Path) -> None:
     run = cli("check", str(path), "--max-errors", "1")
     assert run.code == 1
     lines = run.err.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("error: ")
+    assert len(lines) == 2 and ": error: " in lines[0]
     assert lines[1] == (
         "... and 1 more error not shown (--max-errors 1; --max-errors 0 lists them all, --json "
         "keeps them all)"
     )
     assert run.out == f"{path}: 2 errors; 2 operators, 2 partitions\n"
-    assert cli("check", str(path), "--max-errors", "0").err.count("error: ") == 2
+    assert cli("check", str(path), "--max-errors", "0").err.count(": error: ") == 2
 
 
 def test_json_keeps_every_diagnostic(cli, tmp_path: Path) -> None:

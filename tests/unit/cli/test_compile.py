@@ -106,7 +106,7 @@ def test_inspect_rejects_a_non_vgf_file(cli, tmp_path: Path) -> None:
     bad.write_bytes(b"not a vgf file at all" * 10)
     run = cli("inspect", str(bad))
     assert run.code == 1
-    assert run.err.startswith(f"error: {bad}: ")
+    assert run.err.startswith(f"{bad}: error: ")
 
 
 def test_a_long_summary_is_cut_with_the_count_of_the_rest(cli, tmp_path: Path) -> None:

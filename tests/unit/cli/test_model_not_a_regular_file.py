@@ -50,7 +50,7 @@ def test_every_command_refuses_it_naming_the_file(
     path = odd[kind]
     run = vgfc_exe(*(a.format(path, out=tmp_path / "out.vgf") for a in args))
     assert run.code == 1, run.err
-    assert run.err.strip() == f"error: {path}: cannot read the {what}: {REASONS[kind]}", run.err
+    assert run.err.strip() == f"{path}: error: cannot read the {what}: {REASONS[kind]}", run.err
     assert not (tmp_path / "out.vgf").exists()
 
 
@@ -84,4 +84,4 @@ def test_run_and_verify_refuse_it_as_an_input_array_or_file(
     path = odd[kind]
     run = vgfc_exe(*(a.format(path, vgf=vgf, model=model) for a in args))
     assert run.code == 1, run.err
-    assert run.err.strip() == f"error: {path}: cannot read the {what}: {REASONS[kind]}", run.err
+    assert run.err.strip() == f"{path}: error: cannot read the {what}: {REASONS[kind]}", run.err

@@ -115,7 +115,7 @@ def test_unwritable_output_is_an_input_error(vgfc_exe, model: Path, tmp_path: Pa
     run = vgfc_exe("partition", str(model), "--json", "-o", str(target))
     assert run.code == 1
     assert run.err.strip() == (
-        f"error: {target}: cannot write output file: the folder {target.parent} does not exist "
+        f"{target}: error: cannot write output file: the folder {target.parent} does not exist "
         "(vgfc creates a folder only for -d OUTDIR)"
     )
 

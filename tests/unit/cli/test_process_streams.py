@@ -51,7 +51,7 @@ def test_output_that_cannot_be_written_is_one_error_line(
 ) -> None:
     done = shell(f"vgfc {args} {redirect}", tmp_path)
     assert done.returncode == 1
-    assert done.stderr == f"error: standard output: cannot write: {reason}\n"
+    assert done.stderr == f"standard output: error: cannot write: {reason}\n"
 
 
 def test_compile_keeps_the_old_file_when_its_summary_cannot_be_printed(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_compile_keeps_the_old_file_when_its_summary_cannot_be_printed(tmp_path:
     done = shell("vgfc compile m.tosa -o m.vgf >/dev/full", tmp_path)
     assert done.returncode == 1
     assert done.stderr == (
-        "error: standard output: cannot write: no space left on the device; m.vgf was left as "
+        "standard output: error: cannot write: no space left on the device; m.vgf was left as "
         "it was\n"
     )
     assert (tmp_path / "m.vgf").read_bytes() == b"old"

@@ -191,9 +191,9 @@ def test_user_text_is_never_read_as_markup(cli, tmp_path: Path) -> None:
               ["x[1]"], ["y[red]"])
     )  # fmt: skip
     run = cli("check", str(path))
-    assert f"{path}: op #0 ABS: tensor 'x[1]': dynamic shape [-1, 4]" in run.err
+    assert f"{path}: error: op #0 ABS: tensor 'x[1]': dynamic shape [-1, 4]" in run.err
     run = cli("compile", str(path))
-    assert f"{path}: op #0 ABS: tensor 'x[1]'" in run.err
+    assert f"{path}: error: op #0 ABS: tensor 'x[1]'" in run.err
     good = folder / "ok[bold].tosa"
     good.write_bytes((SAMPLES_DIR / "simple.tosa").read_bytes())
     run = cli("check", str(good))

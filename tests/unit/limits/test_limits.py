@@ -36,7 +36,7 @@ def fails_cleanly(cli, path: Path, *needles: str) -> str:
         assert run.code == 1, run.err[:SHORT]
         assert "internal error" not in run.err, run.err[:SHORT]
         assert len(run.err) < SHORT, run.err[:SHORT]
-        assert run.err.count("\n") == 1 and run.err.startswith("error: "), run.err
+        assert run.err.count("\n") == 1 and f"{path}: error: " in run.err, run.err
         for needle in needles:
             assert needle in run.err
         lines.append(run.err)
@@ -325,8 +325,11 @@ def test_diagnostics_stay_short_whatever_they_are_given() -> None:
     text = error.render()
     assert len(text) < 1500 and "\n" not in text
     assert "'t\\n'" in text and f"({HUGE} characters)" in text
-    warning = Diagnostic(Severity.WARNING, "w" * HUGE)
-    assert len(warning.render()) == 1000 and len(warning.as_dict()["message"]) == 1000
+    warning = Diagnostic(Severity.WARNING, "w" * HUGE, name="short-dispatch")
+    assert (
+        len(warning.render()) == 1000 + len(" [-Wshort-dispatch]")
+        and len(warning.as_dict()["message"]) == 1000
+    )
 
 
 def test_docs_list_every_limit() -> None:

@@ -258,7 +258,7 @@ def test_cli_reports_bad_models_in_one_line_with_exit_1(
     assert run.out == ""
     lines = run.err.strip().splitlines()
     assert len(lines) == 1, run.err
-    assert lines[0].startswith(f"error: {model}: ")
+    assert lines[0].startswith(f"{model}: error: ")
     assert message in lines[0]
     assert "Traceback" not in run.err
     assert not out.exists()

@@ -169,7 +169,7 @@ def test_no_auto_convert_on_the_command_line(
         args += ["-o", str(out)]
     run = cli(*args)
     assert run.code == 1
-    errors = [line for line in run.err.splitlines() if line.startswith("error:")]
+    errors = [line for line in run.err.splitlines() if ": error: " in line]
     assert len(errors) == 1, run.err
     assert note in errors[0]
     assert "Traceback" not in run.err

@@ -92,6 +92,7 @@ def test_a_library_kernels_shader_error_carries_the_kernel_as_data(tmp_path: Pat
         "k",
         "k.comp",
         (("input_0", "x"), ("output_0", "y")),
+        str(tmp_path / "k.comp"),
     )
     assert where.key == "shader_code"  # the op's own key; the library's is rendered from it
     declared = f"{lib.shown}:{where.origin.line}: test/Op: k"
@@ -108,6 +109,7 @@ def test_a_library_kernels_shader_error_carries_the_kernel_as_data(tmp_path: Pat
         "kernel": "k",
         "shader": "k.comp",
         "operands": (("input_0", "x"), ("output_0", "y")),
+        "shader_file": str(tmp_path / "k.comp"),
     }
 
 

@@ -363,14 +363,14 @@ def test_errors_come_in_partition_order_each_at_its_op(cli, tmp_path: Path) -> N
     assert run.code == 1
     message = "shader_code:7:32: GLSL compilation failed: 'nope': undeclared identifier"
     assert _diagnostics(run.err)[:3] == [
-        f"error: {path}: {where(2)}: {message}",
-        f"error: {path}: {where(3)}: input_0_binding: declared at set 0 binding 3, but the "
+        f"{path}: error: {where(2)}: {message}",
+        f"{path}: error: {where(3)}: input_0_binding: declared at set 0 binding 3, but the "
         "shader has nothing there (it has set 0 binding 0 (storage_buffer 'In'), set 0 "
         "binding 1 (storage_buffer 'Out'))",
-        f"error: {path}: {where(4)}: {message}",
+        f"{path}: error: {where(4)}: {message}",
     ]
     run = cli("compile", str(path), "-q")
-    assert _diagnostics(run.err) == [f"error: {path}: {where(2)}: {message}"]
+    assert _diagnostics(run.err) == [f"{path}: error: {where(2)}: {message}"]
 
 
 def test_a_failed_shader_is_not_cached(tmp_path: Path, compiles: Counter) -> None:
@@ -418,7 +418,7 @@ def test_graph_partitions_lowered_early_keep_the_error_order(cli, tmp_path: Path
         )
     )
     shader_error = (
-        f"error: {path}: op #0 CUSTOM 'k0' (com.arm.VulkanCustomShader): shader_code:7:32: "
+        f"{path}: error: op #0 CUSTOM 'k0' (com.arm.VulkanCustomShader): shader_code:7:32: "
         "GLSL compilation failed: 'nope': undeclared identifier"
     )
     run = cli("compile", str(path), "-q")

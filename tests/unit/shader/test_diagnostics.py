@@ -80,7 +80,7 @@ def test_glsl_syntax_error_reads_like_a_compiler(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["check", str(path)])
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
-        f"error: {path}: op #0 CUSTOM 'k' (com.arm.VulkanCustomShader): shader_code:6:24: "
+        f"{path}: error: op #0 CUSTOM 'k' (com.arm.VulkanCustomShader): shader_code:6:24: "
         "GLSL compilation failed: syntax error, unexpected ';'",
         "        y[0] = x[0] * 2.0 +;",
         "    " + " " * 23 + "^",
@@ -93,7 +93,7 @@ def test_hlsl_error_has_the_same_shape(tmp_path: Path) -> None:
     assert result.exit_code == 1
     first, code, caret = result.stderr.splitlines()
     assert first == (
-        f"error: {path}: op #0 CUSTOM 'k' (com.arm.VulkanCustomShader): shader_code:4:29: "
+        f"{path}: error: op #0 CUSTOM 'k' (com.arm.VulkanCustomShader): shader_code:4:29: "
         "HLSL compilation failed: 'factor': unknown variable"
     )
     assert code == "    void main() { y[0] = x[0] * factor; }"
@@ -219,7 +219,7 @@ def _check(path: Path, *args: str) -> list[str]:
 def test_spirv_validation_error_names_the_instruction(tmp_path: Path) -> None:
     path = _model(tmp_path, assemble(tmp_path, SPIRV_TEXT), "SPIR-V")
     assert _check(path) == [
-        f"error: {path}: {OP}: shader_code: instruction {BAD_STORE}: SPIR-V validation failed: "
+        f"{path}: error: {OP}: shader_code: instruction {BAD_STORE}: SPIR-V validation failed: "
         "OpStore Pointer <id> '4[%py]'s type does not match Object <id> '11[%int_0]'s type.",
         "    OpStore %py %int_0",
     ]
@@ -240,7 +240,7 @@ def test_spirv_validation_error_in_json(tmp_path: Path) -> None:
 def test_glsl_that_fails_validation_points_at_its_source_line(tmp_path: Path) -> None:
     path = _model(tmp_path, BARRIER, "GLSL")
     assert _check(path) == [
-        f"error: {path}: {OP}: shader_code:8: SPIR-V validation failed: "
+        f"{path}: error: {OP}: shader_code:8: SPIR-V validation failed: "
         "[VUID-StandaloneSpirv-None-04636] ControlBarrier: in Vulkan environment Execution "
         "Scope is limited to Workgroup and Subgroup (in OpControlBarrier %uint_1 %uint_1 %uint_0)",
         "        controlBarrier(gl_ScopeDevice, gl_ScopeDevice, 0, 0);",
@@ -260,7 +260,7 @@ void main() { y[0] = x[0]; }
 """
     path = _model(tmp_path, hlsl, "HLSL")
     assert _check(path) == [
-        f"error: {path}: {OP}: shader_code:3: SPIR-V validation failed: Local Size execution "
+        f"{path}: error: {OP}: shader_code:3: SPIR-V validation failed: Local Size execution "
         "mode must not have a product of zero (X = 0, Y = 1, Z = 1). (in OpExecutionMode "
         "%main LocalSize 0 1 1)",
         "    [numthreads(0, 1, 1)]",
@@ -270,7 +270,7 @@ void main() { y[0] = x[0]; }
 def test_module_level_instruction_maps_to_the_one_line_naming_it(tmp_path: Path) -> None:
     path = _model(tmp_path, SCALAR, "GLSL")
     assert _check(path) == [
-        f"error: {path}: {OP}: shader_code:4: SPIR-V validation failed: Structure id 15 "
+        f"{path}: error: {OP}: shader_code:4: SPIR-V validation failed: Structure id 15 "
         "decorated as Block for variable in StorageBuffer storage class must follow relaxed "
         "storage buffer layout rules: member 1 at offset 4 is not aligned to 16; This is may "
         "be allowed if you enable the scalarBlockLayout feature (or use the "
@@ -374,7 +374,7 @@ def test_descriptor_kind_mismatch_shows_the_declaration(tmp_path: Path) -> None:
     )
     path = _model(tmp_path, code, "GLSL")
     assert _check(path) == [
-        f"error: {path}: {OP}: input_0_vkdescriptortype: declared as "
+        f"{path}: error: {OP}: input_0_vkdescriptortype: declared as "
         "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, but the shader's set 0 binding 0 "
         "(combined_image_sampler 'img') is a combined_image_sampler "
         "(declared at shader_code:3)",
@@ -394,7 +394,7 @@ void main() { y[0] = x[uint2(0, 0)]; }
 """
     path = _model(tmp_path, hlsl, "HLSL")
     assert _check(path) == [
-        f"error: {path}: {OP}: input_0_vkdescriptortype: declared as "
+        f"{path}: error: {OP}: input_0_vkdescriptortype: declared as "
         "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, but the shader's set 0 binding 0 "
         "(storage_image 'x') is a storage_image (declared at shader_code:1)",
         "    RWTexture2D<float> x : register(u0);",
@@ -409,7 +409,7 @@ def test_undeclared_shader_resource_shows_its_declaration(tmp_path: Path) -> Non
     )
     path = _model(tmp_path, code, "GLSL")
     assert _check(path) == [
-        f"error: {path}: {OP}: the shader uses set 1 binding 7 (storage_buffer 'Extra'), "
+        f"{path}: error: {OP}: the shader uses set 1 binding 7 (storage_buffer 'Extra'), "
         "which no input_N/output_N declares (declared at shader_code:5)",
         "    layout(set = 1, binding = 7) buffer Extra { float e[]; };",
     ]
@@ -421,7 +421,7 @@ def test_result_bound_to_a_read_only_buffer_shows_its_declaration(tmp_path: Path
     )
     path = _model(tmp_path, code, "GLSL")
     assert _check(path) == [
-        f"error: {path}: {OP}: output_0_binding: a result is bound to set 0 binding 1 "
+        f"{path}: error: {OP}: output_0_binding: a result is bound to set 0 binding 1 "
         "(storage_buffer 'Out'), which the shader declares read-only (declared at shader_code:4)",
         "    layout(set = 0, binding = 1) readonly buffer Out { float y[]; };",
     ]
@@ -435,7 +435,7 @@ def test_push_constant_mismatch_shows_the_block(tmp_path: Path) -> None:
     )
     path = _model(tmp_path, code, "GLSL")
     assert _check(path) == [
-        f"error: {path}: {OP}: push_constants: declares none, but the shader's push-constant "
+        f"{path}: error: {OP}: push_constants: declares none, but the shader's push-constant "
         "block has 4 bytes (declared at shader_code:5)",
         "    layout(push_constant) uniform P { float scale; } pc;",
     ]
@@ -444,7 +444,7 @@ def test_push_constant_mismatch_shows_the_block(tmp_path: Path) -> None:
 def test_declared_binding_the_shader_lacks_has_no_excerpt(tmp_path: Path) -> None:
     path = _model(tmp_path, COPY, "GLSL", input_0_binding=3)
     assert _check(path) == [
-        f"error: {path}: {OP}: input_0_binding: declared at set 0 binding 3, but the shader "
+        f"{path}: error: {OP}: input_0_binding: declared at set 0 binding 3, but the shader "
         "has nothing there (it has set 0 binding 0 (storage_buffer 'In'), set 0 binding 1 "
         "(storage_buffer 'Out'))",
     ]
@@ -455,9 +455,9 @@ def test_unused_binding_warning_shows_the_declaration(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["check", str(path)])
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[:2] == [
-        f"warning: {path}: {OP}: input_0_binding: the shader declares set 0 binding 0 "
+        f"{path}: warning: {OP}: input_0_binding: the shader declares set 0 binding 0 "
         "(storage_buffer 'In') for input_0 (tensor 'x') but never uses it "
-        "(declared at shader_code:3)",
+        "(declared at shader_code:3) [-Wunused-binding]",
         "    layout(set = 0, binding = 0) readonly buffer In { float x[]; };",
     ]
 
@@ -466,6 +466,6 @@ def test_missing_entry_point_names_the_entry_point_key(tmp_path: Path) -> None:
     valid = assemble(tmp_path, SPIRV_TEXT.replace("OpStore %py %int_0", "OpStore %py %v"))
     path = _model(tmp_path, valid, "SPIR-V", entry_point="run")
     assert _check(path) == [
-        f"error: {path}: {OP}: entry_point: entry point 'run' not found in the module "
+        f"{path}: error: {OP}: entry_point: entry point 'run' not found in the module "
         "(it has: main)",
     ]

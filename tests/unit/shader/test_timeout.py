@@ -86,7 +86,7 @@ def test_bomb_stops_at_the_deadline(
     assert run.code == 1
     assert_ended(worker)  # the worker busy with the bomb was killed, not waited for
     assert run.err.splitlines() == [
-        f"error: {path}: {where(1)}: shader_code: shader compilation exceeded {timeout} s "
+        f"{path}: error: {where(1)}: shader_code: shader compilation exceeded {timeout} s "
         "(--shader-timeout)"
     ]
     assert list(tmp_path.iterdir()) == [path]  # compile wrote nothing
@@ -190,7 +190,7 @@ def test_shader_memory_caps_the_compile_on_the_command_line(cli, tmp_path: Path)
     run = cli("compile", str(path), "--shader-memory", "64", *args)
     assert run.code == 1
     assert run.err.splitlines() == [
-        f"error: {path}: {where(1)}: shader_code: shader compilation exceeded its memory limit "
+        f"{path}: error: {where(1)}: shader_code: shader compilation exceeded its memory limit "
         "(64 MiB, --shader-memory)"
     ]
     assert list(tmp_path.iterdir()) == [path]  # nothing written

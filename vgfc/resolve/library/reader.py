@@ -49,7 +49,8 @@ class SectionReader:
 
     def fail(self, message: str, path: Sequence[Any]) -> InputError:
         where = Location(
-            file=f"{self.library.shown}:{self.lines.line(path)}",
+            file=self.library.shown,
+            file_line=self.lines.line(path),
             key=path_text(self.data, path),
         )
         return InputError(message, where)

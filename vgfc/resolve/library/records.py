@@ -168,7 +168,7 @@ class Entry:
 
     def where(self, line: int | None = None) -> Location:
         """The library file and line, for diagnostics."""
-        return Location(file=f"{self.library.shown}:{line or self.line}", key=self.label)
+        return Location(file=self.library.shown, file_line=line or self.line, key=self.label)
 
 
 @record

@@ -35,10 +35,14 @@ def read_document(text: str, shown: str) -> tuple[Any, Lines]:
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as e:
-        line = e.problem_mark.line + 1 if e.problem_mark else 0
+        mark = e.problem_mark
         raise InputError(
             f"not valid YAML: {quote(e.problem or e.context, 200)}",
-            Location(file=f"{shown}:{line}"),
+            Location(
+                file=shown,
+                file_line=mark.line + 1 if mark else 0,
+                file_column=mark.column + 1 if mark else None,
+            ),
         ) from None
     except yaml.YAMLError as e:
         raise InputError(f"not valid YAML: {quote(str(e), 200)}", where) from None
@@ -60,7 +64,7 @@ def _yaml_loader() -> type:
 
         def fail(self, message: str, mark: Any) -> InputError:
             line = mark.line + 1 if mark is not None else 0
-            return InputError(message, Location(file=f"{self.shown}:{line}"))
+            return InputError(message, Location(file=self.shown, file_line=line))
 
         def compose_node(self, parent: Any, index: Any) -> Any:
             # Composing recurses once per level: the depth is checked before it goes deeper.
@@ -186,7 +190,7 @@ def _validate(data: Any, lines: Lines, shown: str) -> None:
     error = jsonschema.exceptions.best_match(errors)
     assert error is not None
     path = list(error.absolute_path)
-    where = Location(file=f"{shown}:{lines.line(path)}", key=path_text(data, path))
+    where = Location(file=shown, file_line=lines.line(path), key=path_text(data, path))
     raise InputError(_schema_message(error), where)
 
 
