@@ -262,9 +262,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "shader_timeout",
         ("--shader-timeout",),
-        "Seconds one GLSL/HLSL shader may take to compile (default 5). Each compiles in "
-        "a worker process that is killed when the time is up and may use at most "
-        "--shader-memory more memory; 0: no limits, compiled in vgfc's own process.",
+        "Seconds of CPU time the compile of one GLSL/HLSL shader may use (default 5). Each "
+        "compiles in a worker process, killed when its compile has used that much CPU time "
+        "(neither the worker's start nor waiting for a CPU on a busy machine counts) or, as a "
+        "backstop for a compile that stops without ending, after ten times that plus a minute "
+        "of wall time; it may use at most --shader-memory more memory. 0: no limits, compiled "
+        "in vgfc's own process.",
         kind="seconds",
         default=5.0,
         metavar="SECONDS",
