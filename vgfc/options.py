@@ -180,6 +180,15 @@ OPTIONS: tuple[Option, ...] = (
         batch=True,
     ),
     Option(
+        "allow_reference_imports",
+        ("--allow-reference-imports",),
+        "Let a kernel library's `reference: module:function` import any module on the Python "
+        "path (its code runs) for the custom ops it checks, not only a Python file shipped in "
+        "the library's own folder. Give it only for libraries you trust as code.",
+        default=False,
+        commands=("verify",),
+    ),
+    Option(
         "quiet",
         ("-q", "--quiet"),
         "Print nothing but errors and warnings (and the --json list).",

@@ -87,6 +87,7 @@ def verify(
     device: str,
     timeout: float,
     as_json: bool,
+    allow_reference_imports: bool,
     options: Options,
 ) -> None:
     """Compile MODEL, run it on the CPU and compare every output with an independent oracle.
@@ -146,6 +147,7 @@ def verify(
         device=device,
         libraries=result.libraries,
         timeout=timeout,
+        reference_imports=allow_reference_imports,
     )
     if as_json:
         click.echo(json.dumps(_verdict_json(model, verdict), indent=2))
