@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import math
 import os
 import pickle
 import signal
@@ -354,7 +355,7 @@ class _Process:
         self._drain_log()
         log = self.log.decode(errors="replace")
         labels = self.labels
-        if -status in CPU_TIME_SIGNALS:
+        if -status in CPU_TIME_SIGNALS and timeout < math.inf:
             return labels.error(
                 f"{labels.work} exceeded {timeout:g} s of CPU time ({labels.deadline})"
             )
