@@ -22,11 +22,13 @@ constants, 100 GLSL shaders with the shader cache cold and warm), every real net
 ``tests/data`` (TFLite and MediaPipe networks, those with custom ops compiled with ``--kernels
 mediapipe``; the networks ExecuTorch exported), two batch rows (twenty models in one ``vgfc
 compile -d`` run with one and two workers, against a shell loop that runs the reference converter
-once per model), and a table of how compile time grows with the number of operators (1k, 10k,
-100k). ``--huge`` adds a model with 4 GiB of constants stored after the flatbuffer (peak memory
-is the figure to read). vgfc never touches the user's shader cache: each row has a cache folder
-of its own (``VGFC_CACHE_DIR``), filled by an untimed compile before the first run, except the
-``cache cold`` row, whose folder is emptied before every run.
+once per model), a table of how compile time grows with the number of operators (1k, 10k,
+100k), and one of how it grows with the number of kernel-library ops (1k and 4k HardSwish ops
+that ``samples/kernels/example_ops.yaml`` expands; vgfc only: the reference converter has no
+kernel libraries). ``--huge`` adds a model with 4 GiB of constants stored after the flatbuffer
+(peak memory is the figure to read). vgfc never touches the user's shader cache: each row has
+a cache folder of its own (``VGFC_CACHE_DIR``), filled by an untimed compile before the first
+run, except the ``cache cold`` row, whose folder is emptied before every run.
 
 Linux counts the memory a process had when it was forked in its children's peak RSS, so this
 script keeps itself small (the models are made by a separate process) and prints its own peak.
@@ -56,6 +58,9 @@ MAIN = ("chain2000", "constants", "shaders100", "chain100k")
 """Generated models of the main table, in its order."""
 SCALING = {"chain1k": 1_000, "chain10k": 10_000, "chain100k": 100_000}
 """The models of the scaling table (scripts/make_bench_models.py names them) and their sizes."""
+LIBRARY_OPS = {"hardswish1k": 1_000, "hardswish4k": 4_000}
+"""The models of the library-op table and their numbers of library ops."""
+EXAMPLE_OPS = ROOT / "samples" / "kernels" / "example_ops.yaml"
 REAL = ("real/tflite", "real/mediapipe", "executorch")
 """Folders of tests/data that hold real networks."""
 KERNELS = {"mediapipe": ("--kernels", "mediapipe")}
@@ -78,6 +83,8 @@ class Case:
     process per model in a shell loop (what a CI job without a batch mode runs)."""
     real: bool = False
     """A real network (the summary line gives their median and worst ratio)."""
+    vgfc_only: bool = False
+    """Not run with the reference converter (it cannot compile the model)."""
     times: dict[str, list[float]] = field(default_factory=dict)
     rss: dict[str, list[int]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
@@ -165,7 +172,7 @@ class Bench:
                 measure(*self.command(case, tool_name))
 
     def run(self, case: Case, tool_name: str) -> None:
-        if tool_name in case.failed:
+        if tool_name in case.failed or (case.vgfc_only and tool_name == "mc"):
             return
         wall, rss, code, last = measure(*self.command(case, tool_name))
         if code:
@@ -257,9 +264,10 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(headers), rule, *(line(r) for r in rows)])
 
 
-def cases_of(models: Path, huge: bool) -> tuple[list[Case], list[Case]]:
-    """The rows of the main table and of the scaling table (a model in both is one case)."""
-    names = list(dict.fromkeys([*MAIN, *SCALING]))
+def cases_of(models: Path, huge: bool) -> tuple[list[Case], list[Case], list[Case]]:
+    """The rows of the main table, of the scaling table (a model in both is one case) and of
+    the library-op table."""
+    names = list(dict.fromkeys([*MAIN, *SCALING, *LIBRARY_OPS]))
     maker = [sys.executable, str(ROOT / "scripts" / "make_bench_models.py"), "--out"]
     subprocess.run([*maker, str(models), "--only", *names], check=True)
     paths = {name: models / f"{name}.tosa" for name in names}
@@ -301,12 +309,16 @@ def cases_of(models: Path, huge: bool) -> tuple[list[Case], list[Case]]:
     cases.append(Case(label, batch[0], batch=tuple(batch)))
     cases.append(Case(f"{label} (-j 2)", batch[0], vgfc_args=("-j", "2"), batch=tuple(batch)))
     known = {c.name: c for c in cases}
-    return cases, [known.get(n) or Case(n, paths[n]) for n in SCALING]
+    kernels = ("--kernels", str(EXAMPLE_OPS))
+    library = [Case(n, paths[n], vgfc_args=kernels, vgfc_only=True) for n in LIBRARY_OPS]
+    return cases, [known.get(n) or Case(n, paths[n]) for n in SCALING], library
 
 
 def report(
     args: argparse.Namespace, tools: dict[str, Path], cases: list[Case], floor: float
 ) -> None:
+    if not cases:  # --only chose rows of the other tables only
+        return
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(
         f"\nvgfc vs model-converter, median of {args.runs} interleaved runs (wall time, peak RSS). "
@@ -364,16 +376,17 @@ def main() -> None:
         worker(json.loads(args.worker), args.runs)
         return
 
-    cases, scaling = cases_of(args.models, args.huge)
+    cases, scaling, library = cases_of(args.models, args.huge)
     if args.no_scaling:
-        scaling = []
+        scaling = library = []
     if args.only:
         cases = [c for c in cases if any(o in c.name for o in args.only)]
         scaling = [c for c in scaling if any(o in c.name for o in args.only)]
+        library = [c for c in library if any(o in c.name for o in args.only)]
     tools = {"mc": tool("model-converter", "ai-ml-sdk-model-converter"), "vgfc": install()}
     if args.baseline:
         tools["base"] = args.baseline
-    everything = list(dict.fromkeys(cases + scaling))
+    everything = list(dict.fromkeys(cases + scaling + library))
     with tempfile.TemporaryDirectory(prefix="vgfc-bench-") as tmp:
         bench = Bench(tools, Path(tmp))
         for case in everything:
@@ -386,7 +399,7 @@ def main() -> None:
                 for tool_name in order:
                     bench.run(case, tool_name)
         print("in-process runs", file=sys.stderr)
-        bench.in_process([c for c in cases if not c.batch], args.runs)
+        bench.in_process([c for c in cases + library if not c.batch], args.runs)
         floor = bench.floor(args.runs)
 
     report(args, tools, cases, floor)
@@ -405,6 +418,19 @@ def main() -> None:
             previous = (ops, t) if t is not None else None
         headers = ["ops", "vgfc", "vgfc per op", "growth", "model-converter", "ratio"]
         print(table(headers, rows))
+    if library:
+        print(f"\ncompile time by number of kernel-library ops (HardSwish, {EXAMPLE_OPS.name})\n")
+        rows = []
+        first: tuple[int, float] | None = None
+        for c in library:
+            ops, t = LIBRARY_OPS[c.model.stem], c.seconds("vgfc")
+            growth = "-"
+            if first is not None and t is not None:
+                growth = f"{t / first[1]:.1f}x for {ops // first[0]}x ops"
+            per_op = "-" if t is None else f"{t / ops * 1e6:.0f} us"
+            rows.append([f"{ops:,}", seconds(t), per_op, growth, seconds(c.in_process)])
+            first = first or ((ops, t) if t is not None else None)
+        print(table(["library ops", "vgfc", "vgfc per op", "growth", "in-process"], rows))
     failures = [(c.name, t, why) for c in everything for t, why in c.failed.items()]
     if failures:
         print()

@@ -14,6 +14,10 @@ shaders100  100 GLSL custom ops, each with its own shader, alternating with 100 
 chain1k, chain10k, chain100k
             the elementwise chain with 1,000, 10,000 and 100,000 ops on [1, 16] fp32: how compile
             time grows with the size of the model.
+hardswish1k, hardswish4k
+            a chain of 1,000 and 4,000 ``com.example`` HardSwish custom ops on [1, 3, 8, 8] fp32,
+            which ``samples/kernels/example_ops.yaml`` expands into TOSA built-ins: how the
+            binding of library ops grows with their number.
 
 The chain and constants models come from ``scripts/bench_models.py``; the builders are importable
 (``from make_bench_models import MODELS``).
@@ -67,6 +71,17 @@ def shader_attrs(index: int, elements: int) -> dict[str, object]:
     }
 
 
+def library_op_model(n_ops: int, shape: tuple[int, ...] = (1, 3, 8, 8)) -> bytes:
+    """x -> HardSwish -> HardSwish ... -> y: ``n_ops`` custom ops with no shader of their own,
+    bound by ``samples/kernels/example_ops.yaml``."""
+    names = ["x", *(f"h{i}" for i in range(n_ops - 1)), "y"]
+    ops = [
+        custom([names[i]], [names[i + 1]], "HardSwish", domain="com.example", attrs=b"")
+        for i in range(n_ops)
+    ]
+    return build([T(n, shape) for n in names], ops, ["x"], ["y"])
+
+
 def shader_model(n_shaders: int = 100, elements: int = 1024) -> bytes:
     """x -> ADD(x) -> shader -> ADD(x) -> shader ...: ``n_shaders`` distinct GLSL shaders, each
     in its own partition, alternating with as many ADDs."""
@@ -90,6 +105,8 @@ MODELS: dict[str, Callable[[], bytes]] = {
     "chain1k": lambda: chain_model(1_000, (1, 16)),
     "chain10k": lambda: chain_model(10_000, (1, 16)),
     "chain100k": lambda: chain_model(100_000, (1, 16)),
+    "hardswish1k": lambda: library_op_model(1_000),
+    "hardswish4k": lambda: library_op_model(4_000),
 }
 """Model name -> builder of its TOSA flatbuffer."""
 

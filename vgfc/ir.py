@@ -33,6 +33,7 @@ __all__ = [
     "ShaderResource",
     "ShaderSpec",
     "Tensor",
+    "TensorsAdded",
     "Version",
 ]
 
@@ -342,6 +343,33 @@ class Graph:
         for op in self.operators:
             counts[op.op] = counts.get(op.op, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+class TensorsAdded(Mapping[str, "Tensor"]):
+    """A tensor table with tensors added over it, as a read-only view: what a stage that adds
+    tensors op by op hands to the next op's work, so that each op costs its own size, not a copy
+    of the whole table (which made binding N library ops take N^2 time). Reads go to ``added``
+    first; the two tables are the caller's and may grow."""
+
+    __slots__ = ("_added", "_base")
+
+    def __init__(self, base: Mapping[str, Tensor], added: Mapping[str, Tensor]) -> None:
+        self._base = base
+        self._added = added
+
+    def __getitem__(self, name: str) -> Tensor:
+        found = self._added.get(name)
+        return self._base[name] if found is None else found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._added or name in self._base
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._added
+        yield from (n for n in self._base if n not in self._added)
+
+    def __len__(self) -> int:
+        return len(self._base) + sum(1 for n in self._added if n not in self._base)
 
 
 _NO_BLOCKS: Mapping[str, Graph] = MappingProxyType({})

@@ -243,6 +243,15 @@ OPTIONS: tuple[Option, ...] = (
         batch=True,
     ),
     Option(
+        "allow_reference_imports",
+        ("--allow-reference-imports",),
+        "Let a kernel library's `reference: module:function` import any module on the Python "
+        "path (its code runs) for the custom ops it checks, not only a Python file shipped in "
+        "the library's own folder. Give it only for libraries you trust as code.",
+        default=False,
+        commands=("verify",),
+    ),
+    Option(
         "quiet",
         ("-q", "--quiet"),
         "Print nothing but errors and warnings (and the --json list).",
@@ -359,9 +368,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "shader_timeout",
         ("--shader-timeout",),
-        "Seconds one GLSL/HLSL shader may take to compile (default 5). Each compiles in "
-        "a worker process that is killed when the time is up and may use at most "
-        "--shader-memory more memory; 0: no limits, compiled in vgfc's own process.",
+        "Seconds of CPU time the compile of one GLSL/HLSL shader may use (default 5). Each "
+        "compiles in a worker process, killed when its compile has used that much CPU time "
+        "(neither the worker's start nor waiting for a CPU on a busy machine counts) or, as a "
+        "backstop for a compile that stops without ending, after ten times that plus a minute "
+        "of wall time; it may use at most --shader-memory more memory. 0: no limits, compiled "
+        "in vgfc's own process.",
         kind="seconds",
         default=5.0,
         metavar="SECONDS",

@@ -2,12 +2,20 @@
 
 Two kinds of work need one. glslang runs through ctypes, and a ctypes call cannot be interrupted:
 a preprocessor bomb (a macro that doubles at each of 28 levels) keeps it busy for minutes, an
-expression bomb takes gigabytes; so :func:`vgfc.shader.glslang.compile_shader` hands each shader
-to a :class:`Worker` under a deadline and a memory cap. And batch mode (``vgfc compile -j N``,
-:mod:`vgfc.batch`) compiles N models at once, one per worker. A worker is one long-lived
-process, forked on first use (5 to 10 ms) and reused for every call, so a call costs a round
-trip over a socket pair (0.05 to 0.2 ms, most of it the two context switches), not a process
-start. When a deadline passes the worker is killed and the next call forks a fresh one.
+expression bomb takes gigabytes; so :func:`vgfc.shader.glslang.compile_shader` hands each
+shader to a :class:`Worker` under a limit of CPU time and a memory cap. And batch mode
+(``vgfc compile -j N``, :mod:`vgfc.batch`) compiles N models at once, one per worker. A
+worker is one long-lived process, forked on first use (5 to 10 ms) and reused for every call,
+so a call costs a round trip over a socket pair (0.05 to 0.2 ms, most of it the two context
+switches), not a process start. When a limit is passed the worker is killed and the next call
+forks a fresh one.
+
+The limit is the CPU time the call itself uses in the worker, counted from when the worker
+received it (so neither its start, glslang's first-use set-up in its initializer, nor the time
+it waits for a CPU on a loaded machine counts): 16 compiles at once on 2 busy cores stretch a
+2 ms compile to seconds of wall time, and a wall-clock deadline failed correct shaders. A call
+that uses no CPU and never ends (blocked) meets a wall-clock backstop far above the limit
+(:func:`backstop`).
 
 Every worker this process starts is in one registry: they end when this process exits (one
 ``atexit`` hook), a worker ends the workers it started itself before it exits, and a forked
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import math
 import os
 import pickle
 import signal
@@ -41,13 +50,16 @@ from typing import Any
 
 from vgfc.diagnostics import InternalError, VgfcError
 from vgfc.processes_framing import receive, send
-from vgfc.processes_worker import MemoryExceeded, die_with, serve
+from vgfc.processes_worker import CPU_TIME_SIGNALS, MemoryExceeded, die_with, serve
 from vgfc.record import record
 
-__all__ = ["Labels", "Worker", "end_all", "end_together"]
+__all__ = ["Labels", "Worker", "backstop", "end_all", "end_together"]
 
-_START_TIMEOUT = 60.0
-"""Seconds a fresh worker may take to fork and run its initializer (loading glslang)."""
+_START_TIMEOUT = 300.0
+"""Seconds a fresh worker may take to fork and run its initializer (loading glslang), a
+backstop only: on a machine with many times more runnable processes than CPUs it takes seconds."""
+_BACKSTOP_FACTOR = 10.0
+_BACKSTOP_FLOOR = 60.0
 _LOG_TAIL = 4096
 _GRACE = 5.0
 """Seconds a graceful worker has, after SIGTERM, to end before it is killed."""
@@ -58,13 +70,13 @@ class Labels:
     """How a kind of worker's failures read, and the error they raise."""
 
     work: str
-    """What it does, for a missed deadline: ``shader compilation`` (exceeded 5 s)."""
+    """What it does, for a limit passed: ``shader compilation`` (exceeded 5 s of CPU time)."""
     process: str
     """What it is, for a crash: ``shader compiler`` (crashed)."""
     deadline: str
-    """The option that sets the deadline: ``--shader-timeout``."""
+    """The option that sets the limit of CPU time: ``--shader-timeout``."""
     error: type[VgfcError]
-    """The error a missed deadline, a crash or running out of memory raises."""
+    """The error a limit passed, a crash or running out of memory raises."""
     memory: str = ""
     """The option that sets the memory cap, if one does: ``--shader-memory``."""
 
@@ -92,18 +104,27 @@ class Worker:
         self._retired = False
 
     def run(
-        self, function: Callable[..., Any], args: tuple[Any, ...], timeout: float, memory: int
+        self,
+        function: Callable[..., Any],
+        args: tuple[Any, ...],
+        timeout: float,
+        memory: int,
+        *,
+        wall: float | None = None,
     ) -> Any:
-        """``function(*args)`` in the worker within ``timeout`` seconds and ``memory`` more bytes
-        of address space (0: no cap). Its result or exception comes back as it is (both must
-        pickle; ``function`` must be a module-level function). Raises the labels' error
-        when the time or memory is exceeded or the worker crashes."""
+        """``function(*args)`` in the worker within ``timeout`` seconds of CPU time (``inf``:
+        none) and ``memory`` more bytes of address space (0: no cap), and ``wall`` seconds of
+        wall-clock time (default: :func:`backstop` of ``timeout``). Its result or exception
+        comes back as it is (both must pickle; ``function`` must be a module-level function).
+        Raises the labels' error when a limit is passed or the worker crashes."""
         if not hasattr(os, "fork"):
             return function(*args)
         try:
             folder: str | None = os.getcwd()  # relative include folders resolve from here
         except OSError:
             folder = None
+        if wall is None:
+            wall = backstop(timeout)
         request = pickle.dumps((function, args, folder, timeout, memory), pickle.HIGHEST_PROTOCOL)
         with self._lock:
             if self._retired:
@@ -114,7 +135,7 @@ class Worker:
                     process.kill()
                 process = self._process = _Process(self.labels, self._initializer, self._graceful)
             try:
-                kind, value = pickle.loads(process.call(request, timeout, memory))
+                kind, value = pickle.loads(process.call(request, timeout, memory, wall))
             except BaseException:
                 # Timed out, crashed or interrupted: its state is unknown, so it goes.
                 self._process = None
@@ -139,6 +160,13 @@ class Worker:
         self._retired = True
         process, self._process = self._process, None
         return process
+
+
+def backstop(timeout: float) -> float:
+    """The wall-clock seconds a call limited to ``timeout`` seconds of CPU time may take: far
+    above it (ten times it, plus a minute), so that only a call that has stopped using the CPU
+    without ending (blocked) meets it, however loaded the machine."""
+    return timeout * _BACKSTOP_FACTOR + _BACKSTOP_FLOOR
 
 
 def end_together(workers: list[Worker]) -> None:
@@ -244,21 +272,22 @@ class _Process:
             self._reap(os.WNOHANG)
         return self.status is None
 
-    def call(self, request: bytes, timeout: float, memory: int) -> bytes:
+    def call(self, request: bytes, timeout: float, memory: int, wall: float) -> bytes:
         # What the worker wrote for earlier requests says nothing about this one: a crash
         # report quotes only this request's output, so check and compile report alike.
         self._drain_log()
         self.log = b""
         try:
             send(self.sock, request)
-            reply = receive(self.sock, time.monotonic() + timeout)
+            reply = receive(self.sock, time.monotonic() + wall)
         except TimeoutError:
             labels = self.labels
             raise labels.error(
-                f"{labels.work} exceeded {timeout:g} s ({labels.deadline})"
+                f"{labels.work} did not end in {wall:g} s of wall time "
+                f"(the backstop of {labels.deadline})"
             ) from None
         except (EOFError, OSError):
-            raise self._died(memory) from None
+            raise self._died(memory, timeout) from None
         self._drain_log()
         return reply
 
@@ -320,12 +349,16 @@ class _Process:
             while chunk := os.read(self.log_fd, 65536):
                 self.log = (self.log + chunk)[-_LOG_TAIL:]
 
-    def _died(self, memory: int) -> VgfcError:
+    def _died(self, memory: int, timeout: float) -> VgfcError:
         self._reap(0)
         status = self.status or 0
         self._drain_log()
         log = self.log.decode(errors="replace")
         labels = self.labels
+        if -status in CPU_TIME_SIGNALS and timeout < math.inf:
+            return labels.error(
+                f"{labels.work} exceeded {timeout:g} s of CPU time ({labels.deadline})"
+            )
         if "bad_alloc" in log or "MemoryError" in log:
             return labels.error(_out_of_memory(labels, memory))
         how = f"signal {_signal_name(-status)}" if status < 0 else f"exit status {status}"

@@ -6,8 +6,13 @@ Limits inside the worker (``setrlimit``, set again before each request):
 - ``RLIMIT_AS``: the address space it has once started (glslang loaded) plus the request's
   memory limit (Linux, where ``/proc/self/statm`` tells the start); glslang's ``new`` then
   throws ``bad_alloc`` and the process aborts, which the parent reports as out of memory.
-- ``RLIMIT_CPU``: the deadline plus a second of CPU time, a backstop that ends a worker whose
-  parent died (SIGKILL) in the middle of a bomb; the parent's wall-clock deadline comes first.
+- ``ITIMER_PROF``: the call's limit of CPU time, counted from when the request arrives; the
+  kernel sends SIGPROF when it is used up, which ends the process (its default action, left in
+  place: a handler could not run while glslang's ctypes call holds the interpreter), and the
+  parent reports the limit passed. Nothing before the request counts: the worker's start and its
+  initializer (glslang's first-use set-up) are done before it says it is ready.
+- ``RLIMIT_CPU``: the limit plus a second of CPU time (SIGXCPU), a second line should the timer
+  be lost; it also ends a worker whose parent died (SIGKILL) in the middle of a bomb.
 """
 
 from __future__ import annotations
@@ -30,7 +35,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["MemoryExceeded", "die_with", "serve"]
+__all__ = ["CPU_TIME_SIGNALS", "MemoryExceeded", "die_with", "serve"]
+
+CPU_TIME_SIGNALS = frozenset(
+    getattr(signal, name) for name in ("SIGPROF", "SIGXCPU") if hasattr(signal, name)
+)
+"""The signals that end a worker whose call used up its CPU time."""
 
 _READY = b"ready"
 _PR_SET_PDEATHSIG = 1
@@ -83,6 +93,8 @@ def serve(
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in CPU_TIME_SIGNALS:
+        signal.signal(number, signal.SIG_DFL)  # end the process (see the module's docstring)
     faulthandler.disable()  # a crash here is reported by the parent, not dumped on its stderr
     # Hold none of the caller's standard streams (a pipe would not see its end while the worker
     # lives); C++ runtime messages (bad_alloc) go to the parent, not to the terminal.
@@ -111,12 +123,18 @@ def serve(
             _set_limit(resource.RLIMIT_AS, start + memory if memory else None)
         used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
         _set_limit(resource.RLIMIT_CPU, math.ceil(used + min(timeout, LONGEST_WAIT)) + 1)
+        timed = hasattr(signal, "setitimer") and 0 < timeout <= LONGEST_WAIT
         try:
+            if timed:
+                signal.setitimer(signal.ITIMER_PROF, timeout)
             reply: tuple[str, Any] = ("ok", function(*args))
         except MemoryError:
             reply = ("raise", MemoryExceeded(memory))
         except Exception as e:
             reply = ("raise", e)
+        finally:
+            if timed:
+                signal.setitimer(signal.ITIMER_PROF, 0)
         try:
             data = pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
         except Exception as e:

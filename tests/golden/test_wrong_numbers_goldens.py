@@ -318,6 +318,11 @@ def verify_reference_converter_not_independent(d: Path) -> list[str]:
 
 
 def verify_reference_cannot_be_imported(d: Path) -> list[str]:
+    verify_reference_not_shipped(d)
+    return ["verify", "m.tosa", "--kernels", "lib.yaml", "--allow-reference-imports"]
+
+
+def verify_reference_not_shipped(d: Path) -> list[str]:
     library(
         d,
         "        arg_meta: {x: [FP32], y: [FP32]}\n",
@@ -381,6 +386,7 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
         verify_unverified_shader,
         verify_reference_converter_not_independent,
         verify_reference_cannot_be_imported,
+        verify_reference_not_shipped,
         run_dispatch_beyond_the_limit,
         run_timeout_must_be_positive,
         run_push_constants_op_target,

@@ -88,6 +88,7 @@ def verify(
     device: str,
     timeout: float,
     as_json: bool,
+    allow_reference_imports: bool,
     options: Options,
 ) -> None:
     """Compile MODEL, run it on the CPU and compare every output with an independent oracle.
@@ -123,6 +124,7 @@ def verify(
             timeout=timeout,
             as_json=as_json,
             options=options,
+            allow_reference_imports=allow_reference_imports,
         )
 
 
@@ -141,6 +143,7 @@ def _verify(
     timeout: float,
     as_json: bool,
     options: Options,
+    allow_reference_imports: bool,
 ) -> None:
     """The command, with ``stack`` holding what lives as long as it (a model piped in)."""
     from vgfc.cli.progress import progress
@@ -191,6 +194,7 @@ def _verify(
             libraries=result.libraries,
             timeout=timeout,
             on_stage=say,
+            reference_imports=allow_reference_imports,
         )
     if as_json:
         click.echo(json.dumps(_verdict_json(model, verdict), indent=2))

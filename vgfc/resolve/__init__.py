@@ -23,6 +23,10 @@ narrowing one after it) are dropped.
 Nothing is compiled here: shaders are compiled when their partition is lowered
 (:mod:`vgfc.lower.shader`). With ``keep_going`` each op's first error is collected and the next op
 resolved, so one ``vgfc check`` run reports every broken op.
+
+Resolve is linear in the number of ops: a bound op sees the tensors the ops before it added
+through a view (:class:`~vgfc.ir.TensorsAdded`) over the graph's own, never a copy of the
+whole table (a copy per op made 4,000 library ops take 36 s).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vgfc.diagnostics import Diagnostic, UnsupportedError, VgfcError, did_you_mean
-from vgfc.ir import CUSTOM_SHADER_DOMAIN, Graph, Operator, Tensor
+from vgfc.ir import CUSTOM_SHADER_DOMAIN, Graph, Operator, Tensor, TensorsAdded
 from vgfc.record import record, replace
 
 TYPE_CHECKING = False
@@ -80,12 +84,14 @@ def resolve(
     failed: list[int] = []  # positions in ``groups``
     bound_by: dict[int, tuple[str, str]] = {}
     changed = False
+    view = TensorsAdded(graph.tensors, tensors)
     for op in graph.operators:
         if op.op != "CUSTOM":
             groups.append((op,))
             continue
         try:
-            seen = replace(graph, tensors={**graph.tensors, **tensors}) if tensors else graph
+            # A view, not a copy: the table the ops before this one grew, over the graph's.
+            seen = replace(graph, tensors=view) if tensors else graph
             spec, binding = _bind(op, seen, libraries, auto_convert)
         except VgfcError as e:
             if not keep_going:
@@ -213,7 +219,7 @@ def bind_entry(op: Operator, graph: Graph, entry: Entry, *, auto_convert: bool =
     from vgfc.resolve.contract import check_contract
 
     binding = bind_op(op, graph, entry, auto_convert=auto_convert)
-    after = replace(graph, tensors={**graph.tensors, **binding.tensors})
+    after = replace(graph, tensors=TensorsAdded(graph.tensors, binding.tensors))
     for added in binding.operators:
         if added.shader is not None:
             # Errors about the op as the model has it: its operands, not the kernel's names.

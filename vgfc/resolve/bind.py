@@ -21,7 +21,15 @@ import numpy as np
 
 from vgfc.diagnostics import Diagnostic, InputError, Location, Origin, UnsupportedError
 from vgfc.dtypes import element_format
-from vgfc.ir import IMAGE_DESCRIPTORS, Graph, Operator, ShaderResource, ShaderSpec, Tensor
+from vgfc.ir import (
+    IMAGE_DESCRIPTORS,
+    Graph,
+    Operator,
+    ShaderResource,
+    ShaderSpec,
+    Tensor,
+    TensorsAdded,
+)
 from vgfc.record import record, replace
 from vgfc.resolve.compose import expand
 from vgfc.resolve.convert import Names, converted
@@ -132,7 +140,7 @@ def _build(
             op, name, tensors[name], views[name], entry, fresh, new, inserted, result=True
         )
         after.extend(ops)
-    all_tensors = {**graph.tensors, **new}
+    all_tensors = TensorsAdded(graph.tensors, new)  # a view: one op's work stays its own size
     kernel_tensors = {n: all_tensors[kernel_names[n]] for n in entry.operands}
     spec = _spec(op, entry, kernel, kernel_tensors, params, where)
     bound = replace(

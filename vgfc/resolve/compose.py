@@ -13,7 +13,7 @@ from typing import Any
 
 from vgfc.diagnostics import InputError, Location, Origin
 from vgfc.dtypes import DType
-from vgfc.ir import Data, Graph, Operator, Tensor
+from vgfc.ir import Data, Graph, Operator, Tensor, TensorsAdded
 from vgfc.resolve.convert import Names, added_op
 from vgfc.resolve.expr import Expr, ExprError
 from vgfc.resolve.infer import evaluate_rule
@@ -74,7 +74,7 @@ def expand(
             )
     except ExprError as e:
         raise InputError(f"{e} ({entry.where().render()}: compose)", where) from None
-    every = {**graph.tensors, **new}
+    every = TensorsAdded(graph.tensors, new)  # a view: one op's work stays its own size
     for added in operators:
         floats = {
             every[n].dtype.value

@@ -248,14 +248,16 @@ class Names:
     """Fresh tensor names: the wanted one, else with a number after it."""
 
     def __init__(self, graph: Graph) -> None:
-        self.taken = set(graph.tensors)
+        # The graph's names are looked up, not copied: one op's names cost its own size.
+        self._graph = graph.tensors
+        self._added: set[str] = set()
 
     def __call__(self, wanted: str) -> str:
         name, n = wanted, 1
-        while name in self.taken:
+        while name in self._graph or name in self._added:
             n += 1
             name = f"{wanted}.{n}"
-        self.taken.add(name)
+        self._added.add(name)
         return name
 
 

@@ -61,6 +61,8 @@ def independent_outputs(
     inputs: Mapping[str, Array],
     libraries: Sequence[Library] = (),
     seen: Mapping[str, Array] | None = None,
+    *,
+    reference_imports: bool = False,
 ) -> tuple[dict[str, Array], list[OpCheck]]:
     """The outputs an independent oracle gives for ``inputs``, and what each op of ``graph``
     (the file as read) was checked against. Built-in operators run on the TOSA reference model,
@@ -68,7 +70,9 @@ def independent_outputs(
     reference, or is unverified. ``seen`` holds vgfc's own values of tensors (those a run hands
     from segment to segment): the ops after an unverified one are checked on what vgfc
     computed for it; without such a value they are unverified too. An output that is vgfc's own
-    value is never compared with itself."""
+    value is never compared with itself. ``reference_imports``: a reference may be any module,
+    not only a Python file in its library's folder
+    (:func:`vgfc.resolve.reference.load_reference`)."""
     from vgfc.runner.numeric import tosa_reference_outputs
     from vgfc.verify import topological_order
 
@@ -99,7 +103,7 @@ def independent_outputs(
             batch.append(op)
             continue
         flush()
-        _run_custom(op, graph, values, unknown, checks, libraries)
+        _run_custom(op, graph, values, unknown, checks, libraries, reference_imports)
         if op.outputs and all(n in unknown and n in (seen or {}) for n in op.outputs):
             for n in op.outputs:
                 values[n] = (seen or {})[n]
@@ -234,6 +238,7 @@ def _run_custom(
     unknown: dict[str, int],
     checks: dict[int, OpCheck],
     libraries: Sequence[Library],
+    reference_imports: bool,
 ) -> None:
     from vgfc.resolve.exported import inverse
     from vgfc.resolve.params import ParamError, decode_params
@@ -279,7 +284,7 @@ def _run_custom(
             replace(t, shape=_permuted_shape(t.shape, inverse(p)))
             for t, p in zip(declared, exported.outputs, strict=True)
         ]
-    outputs = call_reference(entry, inputs, params, declared)
+    outputs = call_reference(entry, inputs, params, declared, imports=reference_imports)
     if exported is not None:
         outputs = [_permuted(a, p) for a, p in zip(outputs, exported.outputs, strict=True)]
     values.update(zip(op.outputs, outputs, strict=True))

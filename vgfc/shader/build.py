@@ -11,8 +11,9 @@ Parallel how: glslang is called through ctypes, which releases the GIL, but vgfc
 glslang calls within a process (see :mod:`vgfc.shader.glslang`: its per-thread allocators and
 the second copy of glslang inside libSPIRV), and a bounded worker compiles one shader at a time.
 So cold shaders go to bounded worker processes, each driven by a thread that waits on its socket;
-every compile keeps its own deadline and memory cap. A fresh worker's first compile builds
-glslang's tables of built-in functions (about 80 ms, as long as some 60 shaders take), and this
+every compile keeps its own limit of CPU time and memory cap. A fresh worker builds glslang's
+tables of built-in functions (about 80 ms, as long as some 60 shaders take) before it takes work
+(for GLSL 450; other versions on their first compile), and this
 process needs a CPU of its own to validate, reflect and lower meanwhile, so a model gets one
 worker per 16 cold shaders and at most one per idle CPU beyond this process's (see
 :func:`_lanes`): on two CPUs that is one worker, compiling while this process does the rest.

@@ -15,7 +15,8 @@ from vgfc.record import record
 __all__ = ["DEFAULT_TIMEOUT", "CompileOptions", "Language"]
 
 DEFAULT_TIMEOUT: float = DEFAULTS["shader_timeout"]
-"""Seconds one shader may take to compile (``--shader-timeout``); ordinary ones take 1-2 ms."""
+"""Seconds of CPU time one shader's compile may use (``--shader-timeout``); ordinary ones use
+1-2 ms."""
 
 
 class Language(enum.Enum):
@@ -40,8 +41,9 @@ class CompileOptions:
     defines: tuple[tuple[str, str], ...] = DEFAULTS["defines"]
     """Preprocessor macros, as with ``-D NAME=VALUE``; an empty value defines the name only."""
     timeout: float = DEFAULT_TIMEOUT
-    """Seconds the compilation may take: it runs in a worker process, killed when the time is
-    up. ``0`` (or infinity): no limit, compiled in this process."""
+    """Seconds of CPU time the compilation may use: it runs in a worker process, killed when it
+    has used them (or, as a backstop, after :func:`vgfc.processes.backstop` seconds of wall
+    time). ``0`` (or infinity): no limit, compiled in this process."""
     memory_mib: int = DEFAULTS["shader_memory"]
     """MiB of address space the worker may add while compiling (``RLIMIT_AS``, Linux only;
     ``--shader-memory``); ``0``: no cap. Ordinary shaders need a few. Applies only with a

@@ -1,9 +1,10 @@
 """Shader compilation under a deadline and a memory cap (``--shader-timeout``, issue 14).
 
 A macro that doubles at each of 28 levels costs glslang 2^28 tokens, minutes of work in an
-uninterruptible ctypes call; vgfc compiles in a worker process that it kills at the deadline.
-Nothing here measures time: each test asserts what the deadline does (the error that names it,
-the worker process killed and replaced, nothing written), so a loaded machine cannot fail it.
+uninterruptible ctypes call; vgfc compiles in a worker process that it kills when the compile has
+used its CPU time (or, as a backstop, at a wall-clock deadline far above it). Nothing here
+measures time: each test asserts what the limit does (the error that names it, the worker process
+killed and replaced, nothing written), or that a loaded machine fails no correct shader.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import os
 import resource
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from shader_models import attrs, model, where
 
 from vgfc.diagnostics import ShaderError
-from vgfc.processes import Worker
+from vgfc.processes import Worker, backstop
 from vgfc.shader import glslang
 from vgfc.shader.glslang import DEFAULT_TIMEOUT, CompileOptions, Language, compile_shader
 
@@ -87,7 +89,7 @@ def test_bomb_stops_at_the_deadline(
     assert_ended(worker)  # the worker busy with the bomb was killed, not waited for
     assert run.err.splitlines() == [
         f"{path}: error: {where(1)}: shader_code: shader compilation exceeded {timeout} s "
-        "(--shader-timeout)"
+        "of CPU time (--shader-timeout)"
     ]
     assert list(tmp_path.iterdir()) == [path]  # compile wrote nothing
 
@@ -99,7 +101,7 @@ def test_default_timeout_applies_without_the_option(cli, tmp_path: Path) -> None
     run = cli("check", str(path))
     assert run.code == 1
     assert_ended(worker)
-    assert f"shader compilation exceeded {DEFAULT_TIMEOUT:g} s (--shader-timeout)" in run.err
+    assert f"exceeded {DEFAULT_TIMEOUT:g} s of CPU time (--shader-timeout)" in run.err
 
 
 def test_the_next_shader_compiles_after_a_timeout(cli, tmp_path: Path) -> None:
@@ -209,14 +211,48 @@ def worker():
 
 def test_worker_timeout_kills_and_replaces_the_process(worker: Worker) -> None:
     first = worker.run(os.getpid, (), 5, 0)
-    # signal.pause blocks until a signal comes, and the worker ignores SIGINT: only the kill at
-    # the deadline ends it.
-    with pytest.raises(ShaderError, match=r"^shader compilation exceeded 0\.5 s"):
-        worker.run(signal.pause, (), 0.5, 0)
+    # A call that burns the CPU without end (as glslang on a bomb) is killed when it has used
+    # its CPU time.
+    with pytest.raises(ShaderError) as err:
+        worker.run(sum, (range(1 << 62),), 0.5, 0)
+    assert err.value.message == ("shader compilation exceeded 0.5 s of CPU time (--shader-timeout)")
     assert_ended(first)
     second = worker.run(os.getpid, (), 5, 0)
     assert second not in (first, os.getpid())
     assert worker.run(os.getpid, (), 5, 0) == second  # reused
+
+
+def test_a_hung_call_meets_the_wall_clock_backstop(worker: Worker) -> None:
+    first = worker.run(os.getpid, (), 5, 0)
+    # signal.pause blocks using no CPU until a signal comes, and the worker ignores SIGINT: only
+    # the kill at the wall-clock backstop ends it.
+    with pytest.raises(ShaderError) as err:
+        worker.run(signal.pause, (), 0.5, 0, wall=0.5)
+    assert err.value.message == (
+        "shader compilation did not end in 0.5 s of wall time (the backstop of --shader-timeout)"
+    )
+    assert_ended(first)
+    assert worker.run(os.getpid, (), 5, 0) != first
+
+
+def test_the_backstop_is_far_above_the_limit() -> None:
+    for limit in (0.01, 1, DEFAULT_TIMEOUT, 600):
+        assert backstop(limit) >= 10 * limit + 60
+
+
+def _burn_a_second() -> None:
+    while time.process_time() < 1.0:
+        pass
+
+
+def test_the_workers_set_up_is_not_counted() -> None:
+    # The limit counts the call's own CPU time: a set-up (glslang's first use) that takes more
+    # than it, done before the worker takes work, does not fail the first call.
+    worker = Worker(glslang.LABELS, _burn_a_second)
+    try:
+        assert worker.run(time.process_time, (), 0.5, 0) >= 1.0
+    finally:
+        worker.close()
 
 
 def test_worker_returns_exceptions_as_they_are(worker: Worker) -> None:
