@@ -23,6 +23,7 @@ from types import MappingProxyType
 
 from vgfc.diagnostics import Diagnostic, InputError, InternalError, UnsupportedError, VgfcError
 from vgfc.ir import Data, DType, Graph, Operator, Tensor
+from vgfc.lower.constant_operands import ConstantOperands
 from vgfc.partition import Partition, PartitionKind
 from vgfc.record import field, record
 from vgfc.spirv.builder import ModuleBuilder
@@ -341,6 +342,7 @@ def lower_partition(
     # Everything a user can fix is reported before anything is built. One handler for the loop,
     # not a context manager per op: a 100,000-op graph pays for each.
     op = None
+    constant_operands = ConstantOperands(graph)
     try:
         for op in ops:
             _check_supported(op)
@@ -348,6 +350,7 @@ def lower_partition(
                 em.tensor(tensor)
             for tensor in op.outputs:
                 em.tensor(tensor)
+            constant_operands.check(op)
     except VgfcError as e:
         raise e.at(graph.where(op)) from None
     if not partition.outputs:

@@ -1,0 +1,127 @@
+"""Operands TOSA.001000.1 takes only as constants (zero points, shift, multiplier, pad value,
+table, ...): one table, :attr:`vgfc.spirv.tosa_ops.Lowering.constants`.
+
+The table is held to tosa-tools' own list of compile-time-constant inputs (its test generator's
+``ctc_positions``, which decide what the dynamic-extension tests turn into graph inputs). Every
+one-op model of the catalogue with such an operand is lowered again with that operand made a
+graph input: each is refused naming the op, the operand and the tensor, where a graph that
+reads it would be rejected by the runtime (``Missing declared constant``). A constant reached
+through IDENTITY is still a constant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+from tosa_catalogue import CASES, C, Case, X, lower_model, structure
+from tosa_factory import Op, T, build
+
+from vgfc.diagnostics import UnsupportedError
+from vgfc.spirv.extinst import tosa_instructions
+from vgfc.spirv.spirv_tools import validate
+from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, constant_inputs
+
+
+def test_every_constant_operand_is_a_tensor_operand_of_the_grammar() -> None:
+    for name, lowering in TOSA_LOWERINGS.items():
+        operands = [o.name for o in tosa_instructions()[name].operands]
+        tensors = [o for o in operands if o not in lowering.attributes]
+        assert set(lowering.constants) <= set(tensors), name
+        assert [n for _, n in constant_inputs(name)] == [
+            o for o in tensors if o in lowering.constants
+        ]
+
+
+def _generator_ctc() -> dict[str, tuple[int, ...]]:
+    """TOSA op name -> input positions tosa-tools' generator treats as compile-time constants."""
+    from generator.tosa_test_gen import TosaTestGen
+
+    found: dict[str, tuple[int, ...]] = {}
+    for key, entry in TosaTestGen.TOSA_OP_LIST.items():
+        name = key.removesuffix("_TEMPLATE").upper()
+        if name in TOSA_LOWERINGS:
+            found[name] = tuple(entry.get("ctc_positions", ()))
+    return found
+
+
+def test_the_table_is_the_compile_time_constants_of_tosa() -> None:
+    expected = _generator_ctc()
+    assert len(expected) == len(TOSA_LOWERINGS)
+    ours = {name: tuple(i for i, _ in constant_inputs(name)) for name in TOSA_LOWERINGS}
+    assert ours == expected
+
+
+def _dynamic_cases() -> list[tuple[Case, int, str]]:
+    """(catalogue case with one constant operand turned into a graph input, its index, name)."""
+    made = []
+    for case in CASES:
+        if case.op not in TOSA_LOWERINGS:
+            continue
+        for index, operand in constant_inputs(case.op):
+            given = case.inputs[index] if index < len(case.inputs) else None
+            if isinstance(given, C):
+                inputs = list(case.inputs)
+                inputs[index] = X(given.dtype, given.shape)
+                made.append((dataclasses.replace(case, inputs=tuple(inputs)), index, operand))
+    return made
+
+
+DYNAMIC = _dynamic_cases()
+
+
+def test_every_operator_with_constant_operands_is_tried() -> None:
+    tried = {case.op for case, _, _ in DYNAMIC}
+    # Shape operands are CONST_SHAPE in the catalogue: no graph input can be a shape.
+    shapes_only = {"RESHAPE", "SLICE", "TILE", "RESIZE"}
+    assert tried == {n for n in TOSA_LOWERINGS if constant_inputs(n)} - shapes_only
+
+
+@pytest.mark.parametrize(
+    ("case", "index", "operand"),
+    DYNAMIC,
+    ids=[f"{c.name}-{o}" for c, _, o in DYNAMIC],
+)
+def test_a_constant_operand_given_as_a_graph_input_is_refused(
+    case: Case, index: int, operand: str
+) -> None:
+    with pytest.raises(UnsupportedError) as info:
+        lower_model(case.model())
+    message = str(info.value)
+    tensor = f"in{index}"
+    assert re.search(rf"op #\d+ {case.op}: tensor '{tensor}': input {index} '{operand}'", message)
+    assert "must be a constant" in message and "it is a graph input" in message
+    assert message.count("\n") == 0
+
+
+F = (2, 3)
+
+
+def _mul(shift_ops: list[Op], tensors: list[T]) -> bytes:
+    ops = [*shift_ops, Op("MUL", ["a", "b", "s"], ["y"])]
+    base = [T("a", F, "INT32"), T("b", F, "INT32"), T("y", F, "INT32")]
+    return build(base + tensors, ops, ["a", "b"], ["y"])
+
+
+def test_a_constant_through_identity_is_a_constant() -> None:
+    data = _mul(
+        [Op("CONST", [], ["c"]), Op("IDENTITY", ["c"], ["i"]), Op("IDENTITY", ["i"], ["s"])],
+        [T("c", (1,), "INT8", np.array([3], np.int8)), T("i", (1,), "INT8"), T("s", (1,), "INT8")],
+    )
+    _, (module,) = lower_model(data)
+    validate(module.spirv)
+    (mul,) = structure(module.spirv)["instructions"]
+    assert mul[0] == "MUL" and mul[-1][0] == "OpConstantComposite"
+
+
+def test_a_computed_operand_names_the_op_that_computes_it() -> None:
+    data = _mul(
+        [Op("CONST", [], ["c"]), Op("ABS", ["c"], ["s"])],
+        [T("c", (1,), "INT8", np.array([-3], np.int8)), T("s", (1,), "INT8")],
+    )
+    with pytest.raises(UnsupportedError) as info:
+        lower_model(data)
+    assert "op #2 MUL: tensor 's': input 2 'shift' must be a constant" in str(info.value)
+    assert "but op #1 ABS computes it" in str(info.value)
