@@ -73,6 +73,7 @@ RUN_TIMEOUT = 120.0
 # runner moves raw bytes: bf16 comes back as its bits (uint16), int48 in 64-bit elements.
 _RESULT_DTYPES = {
     "BOOL": np.dtype("bool"),
+    "INT4": np.dtype("int8"),  # one sign-extended value per byte, as tosa-tools stores it
     "INT8": np.dtype("int8"),
     "INT16": np.dtype("int16"),
     "INT32": np.dtype("int32"),
@@ -81,6 +82,14 @@ _RESULT_DTYPES = {
     "FP16": np.dtype("float16"),
     "FP32": np.dtype("float32"),
     "BF16": np.dtype("uint16"),
+    "FP8E4M3": np.dtype("uint8"),
+    "FP8E5M2": np.dtype("uint8"),
+}
+# How tosa_verify wants the bits of a type numpy has no name for: bf16 and fp8e4m3 as voids with
+# a little-endian header numpy never writes for them (it writes '|V2'); fp8e5m2 as plain uint8.
+_VOID_DESCR = {
+    "BF16": (b"'descr': '<u2'", b"'descr': '<V2'"),
+    "FP8E4M3": (b"'descr': '|u1'", b"'descr': '<V1'"),
 }
 
 
@@ -359,6 +368,8 @@ def _as_result(output: Output, array: Array) -> Array | str:
     want = _RESULT_DTYPES.get(output.data_type)
     if want is None:
         return f"no check for {output.data_type} results"
+    if output.data_type.startswith("FP8") and array.dtype.itemsize == 1:
+        array = array.view(np.uint8)  # an fp8 array of ml_dtypes, or raw bytes: the bits count
     array = _same_bits(array, want)
     if array.dtype != want:
         return f"{output.name} is {array.dtype}, the test expects {output.data_type} ({want})"
@@ -375,19 +386,21 @@ def _as_result(output: Output, array: Array) -> Array | str:
 def _save(path: Path, array: Array, data_type: str) -> None:
     """Write ``array`` as tosa_verify reads it.
 
-    bf16 is a special case: tosa-tools stores it as 2-byte voids, and tosa_verify accepts only
-    the header numpy does not write for them (``'<V2'``; numpy writes ``'|V2'``). The file is
-    written as uint16 and its type string swapped: both strings have the same length.
+    bf16 and fp8e4m3 are special cases: tosa-tools stores them as voids, and tosa_verify accepts
+    only a header numpy does not write for them (``'<V2'``, ``'<V1'``). The file is written as
+    unsigned integers and its type string swapped: both strings have the same length. fp8e5m2
+    it reads as uint8.
     """
-    if data_type != "BF16":
+    swap = _VOID_DESCR.get(data_type)
+    if swap is None:
         np.save(path, array)
         return
     buffer = io.BytesIO()
-    np.save(buffer, array.astype("<u2", copy=False))
+    np.save(buffer, array.astype(_RESULT_DTYPES[data_type].newbyteorder("<"), copy=False))
     data = buffer.getvalue()
     end = data.index(b"\n") + 1  # the header ends with the first newline
-    header = data[:end].replace(b"'descr': '<u2'", b"'descr': '<V2'", 1)
-    assert len(header) == end, "unexpected .npy header"
+    header = data[:end].replace(*swap, 1)
+    assert len(header) == end and header != data[:end], "unexpected .npy header"
     path.write_bytes(header + data[end:])
 
 
