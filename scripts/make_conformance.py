@@ -635,6 +635,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--groups", nargs="*", default=[], help="only these generation groups of the config"
     )
     parser.add_argument("--suffix", default="", help="only tests whose name ends so (_dyn)")
+    parser.add_argument("--max-test-bytes", type=int, help="leave out tests bigger than this")
     args = parser.parse_args(argv)
     scope = Scope(tuple(args.profiles), tuple(args.extensions), tuple(args.groups), args.suffix)
     out: Path = args.out.resolve()
@@ -669,6 +670,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         kept, problems = choose(tools, groups, build, stage)
         entries = [describe(k, stage) for k in kept]
+        if args.max_test_bytes:
+            big = [e for e in entries if e["size_bytes"] > args.max_test_bytes]
+            for e in big:
+                shutil.rmtree(stage / e["name"])
+                problems.append(f"{e['op']} [{e['combination']}]: {e['name']} is too big "
+                                f"({e['size_bytes']} bytes > --max-test-bytes)")  # fmt: skip
+            entries = [e for e in entries if e not in big]
         total = sum(e["size_bytes"] for e in entries)
         manifest = {
             "generated_by": "scripts/make_conformance.py",
@@ -679,7 +687,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "extensions": list(scope.extensions),
             **({"groups": list(scope.groups)} if scope.groups else {}),
             **({"name_suffix": scope.suffix} if scope.suffix else {}),
-            **({"command": _command(argv)} if scope != Scope() else {}),
+            **({"command": _command(argv)} if scope != Scope() or args.max_test_bytes else {}),
             "selection": "per operator and data type combination, the smallest positive test of "
             "the official selection (rank >= 1, ordinary data and sizes first) that has a graph "
             "input; expected results from tosa_reference_model --precise_mode=1",

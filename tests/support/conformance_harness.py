@@ -251,7 +251,8 @@ def compile_vgfc(test: ConformanceTest, out: Path) -> Path:
         try:
             vgf = compile_model(test.model).vgf
         except VgfcError as e:
-            raise CompileError(f"vgfc: {e.message}") from None
+            # The operator and tensor it names, without the model's path.
+            raise CompileError(f"vgfc: {e.render().removeprefix(f'{test.model}: ')}") from None
         except Exception as e:
             # A crash is still a result: say where it happened, the way a bug report would.
             frame = traceback.extract_tb(e.__traceback__)[-1]

@@ -1,15 +1,14 @@
 """The operands a graph instruction takes only as constants, checked before a graph is built.
 
-TOSA calls some inputs compile-time constants: zero points, RESCALE's multiplier and shift, MUL's
-shift, PAD's pad value, RESIZE's scale, offset and border, TABLE's table, and the shape operands
-of PAD, RESHAPE, SLICE and TILE. TOSA.001000.1 takes them only as constant instructions
-(``OpConstant*``, ``OpGraphConstantARM``); which ones they are is one table,
-:attr:`vgfc.spirv.tosa_ops.Lowering.constants`. The TOSA dynamic extension lets a model give
-them as graph inputs (or compute them), and a graph module that reads one from an input or an
-earlier instruction is well formed but is rejected when the runtime builds it (``Missing
-declared constant for id``). So every such operand must be a constant after all, found through
-IDENTITY ops (which lowering folds away), or the op is refused here, naming the operand and
-where its value comes from, before anything is written.
+Some operands of TOSA.001000.1 instructions must be constant instructions (``OpConstant*``,
+``OpGraphConstantARM``): zero points, MUL's shift, PAD's pad value, RESIZE's parameters and the
+shape operands. Which ones is one table, :attr:`vgfc.spirv.tosa_ops.Lowering.constants`. The
+TOSA dynamic extension lets a model give them as graph inputs (or compute them), and a graph
+module that reads one from an input or an earlier instruction is well formed but is rejected
+when the runtime builds it (``Missing declared constant for id``). So every such operand must
+be a constant after all, found through IDENTITY ops (which lowering folds away), or lowered
+another way (PAD's pad value: :mod:`vgfc.lower.pad_value`), or the op is refused here, naming
+the operand and where its value comes from, before anything is written.
 """
 
 from __future__ import annotations
@@ -20,7 +19,11 @@ from vgfc.diagnostics import UnsupportedError
 from vgfc.ir import Graph, Operator
 from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, constant_inputs
 
-__all__ = ["ConstantOperands"]
+__all__ = ["LOWERED_OTHERWISE", "ConstantOperands"]
+
+LOWERED_OTHERWISE = {"PAD": "pad_const"}
+"""Constant operands whose op lowers another way when they are not constants (an op whose
+``pad_const`` is its last input: :mod:`vgfc.lower.pad_value`)."""
 
 
 class ConstantOperands:
@@ -41,7 +44,7 @@ class ConstantOperands:
         as a constant that is not one; then note what ``op`` produces."""
         if op.op in TOSA_LOWERINGS:
             for index, operand in constant_inputs(op.op):
-                if index < len(op.inputs):
+                if index < len(op.inputs) and LOWERED_OTHERWISE.get(op.op) != operand:
                     self._check_input(op, index, operand)
         if op.op == "IDENTITY" and len(op.inputs) == 1 and len(op.outputs) == 1:
             self.aliases[op.outputs[0]] = self.aliases.get(op.inputs[0], op.inputs[0])

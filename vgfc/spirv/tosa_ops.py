@@ -82,10 +82,13 @@ class Lowering:
     """Result tensors; FFT2D and RFFT2D return two, as a struct the graph then unpacks."""
     constants: tuple[str, ...] = ()
     """Grammar names of the tensor operands the instruction takes only as constants
-    (``OpConstant*`` or ``OpGraphConstantARM``): TOSA's compile-time-constant inputs (zero points,
-    multiplier and shift, pad value, resize parameters, the table, shapes). The TOSA dynamic
-    extension lets a model give them as graph inputs, which a graph cannot take (the runtime
-    rejects it: ``Missing declared constant``), so they are checked before lowering."""
+    (``OpConstant*`` or ``OpGraphConstantARM``): the runtime rejects a graph that reads one from
+    an input or another instruction (``Missing declared constant for id``), so they are checked
+    before lowering. They are TOSA's compile-time-constant inputs (zero points, MUL's shift,
+    PAD's pad value, shapes, RESIZE's parameters) except three the runtime takes at run time,
+    as the TOSA dynamic extension allows: TABLE's table and RESCALE's multiplier and shift (the
+    reference converter's VGF with a dynamic table passes; both found by running each operand
+    as a graph input on the emulation stack)."""
 
 
 def _int(op: Operator, key: str, value: AttrValue) -> int:
@@ -207,7 +210,7 @@ TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
         "MUL": _op(constants=("shift",)),
         "POW": _PLAIN,
         "SUB": _PLAIN,
-        "TABLE": _op(constants=("table",)),
+        "TABLE": _PLAIN,  # the table may be a graph input
         # Elementwise unary operators.
         "ABS": _PLAIN,
         "BITWISE_NOT": _PLAIN,
@@ -253,7 +256,7 @@ TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
             per_channel=BOOL,
             input_unsigned=BOOL,
             output_unsigned=BOOL,
-            constants=("multiplier", "shift", "input_zp", "output_zp"),
+            constants=("input_zp", "output_zp"),  # multiplier and shift may be inputs
         ),
     }
 )

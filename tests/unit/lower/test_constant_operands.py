@@ -1,8 +1,10 @@
-"""Operands TOSA.001000.1 takes only as constants (zero points, shift, multiplier, pad value,
-table, ...): one table, :attr:`vgfc.spirv.tosa_ops.Lowering.constants`.
+"""Operands TOSA.001000.1 takes only as constants (zero points, MUL's shift, pad value, shapes,
+...): one table, :attr:`vgfc.spirv.tosa_ops.Lowering.constants`.
 
 The table is held to tosa-tools' own list of compile-time-constant inputs (its test generator's
-``ctc_positions``, which decide what the dynamic-extension tests turn into graph inputs). Every
+``ctc_positions``, which decide what the dynamic-extension tests turn into graph inputs), less
+the three the runtime takes as graph inputs (TABLE's table, RESCALE's multiplier and shift:
+``tests/differential/test_conformance_extensions.py`` runs them). Every
 one-op model of the catalogue with such an operand is lowered again with that operand made a
 graph input: each is refused naming the op, the operand and the tensor, where a graph that
 reads it would be rejected by the runtime (``Missing declared constant``). A constant reached
@@ -20,6 +22,7 @@ from tosa_catalogue import CASES, C, Case, X, lower_model, structure
 from tosa_factory import Op, T, build
 
 from vgfc.diagnostics import UnsupportedError
+from vgfc.lower.constant_operands import LOWERED_OTHERWISE
 from vgfc.spirv.extinst import tosa_instructions
 from vgfc.spirv.spirv_tools import validate
 from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, constant_inputs
@@ -47,8 +50,15 @@ def _generator_ctc() -> dict[str, tuple[int, ...]]:
     return found
 
 
-def test_the_table_is_the_compile_time_constants_of_tosa() -> None:
-    expected = _generator_ctc()
+RUNTIME_INPUTS = {"TABLE": (1,), "RESCALE": (1, 2)}
+"""Compile-time constants of TOSA the runtime reads from graph inputs all the same."""
+
+
+def test_the_table_is_the_compile_time_constants_of_tosa_the_runtime_needs() -> None:
+    expected = {
+        name: tuple(i for i in positions if i not in RUNTIME_INPUTS.get(name, ()))
+        for name, positions in _generator_ctc().items()
+    }
     assert len(expected) == len(TOSA_LOWERINGS)
     ours = {name: tuple(i for i, _ in constant_inputs(name)) for name in TOSA_LOWERINGS}
     assert ours == expected
@@ -62,7 +72,7 @@ def _dynamic_cases() -> list[tuple[Case, int, str]]:
             continue
         for index, operand in constant_inputs(case.op):
             given = case.inputs[index] if index < len(case.inputs) else None
-            if isinstance(given, C):
+            if isinstance(given, C) and LOWERED_OTHERWISE.get(case.op) != operand:
                 inputs = list(case.inputs)
                 inputs[index] = X(given.dtype, given.shape)
                 made.append((dataclasses.replace(case, inputs=tuple(inputs)), index, operand))
@@ -74,8 +84,9 @@ DYNAMIC = _dynamic_cases()
 
 def test_every_operator_with_constant_operands_is_tried() -> None:
     tried = {case.op for case, _, _ in DYNAMIC}
-    # Shape operands are CONST_SHAPE in the catalogue: no graph input can be a shape.
-    shapes_only = {"RESHAPE", "SLICE", "TILE", "RESIZE"}
+    # Shape operands are CONST_SHAPE in the catalogue: no graph input can be a shape; PAD's pad
+    # value lowers another way.
+    shapes_only = {"RESHAPE", "SLICE", "TILE", "RESIZE", "PAD"}
     assert tried == {n for n in TOSA_LOWERINGS if constant_inputs(n)} - shapes_only
 
 
@@ -105,6 +116,19 @@ def _mul(shift_ops: list[Op], tensors: list[T]) -> bytes:
     return build(base + tensors, ops, ["a", "b"], ["y"])
 
 
+@pytest.mark.parametrize(("op", "positions"), sorted(RUNTIME_INPUTS.items()))
+def test_what_the_runtime_reads_from_inputs_lowers(op: str, positions: tuple[int, ...]) -> None:
+    case = next(c for c in CASES if c.op == op)
+    inputs = list(case.inputs)
+    for i in positions:
+        given = inputs[i]
+        assert isinstance(given, C)
+        inputs[i] = X(given.dtype, given.shape)
+    _, (module,) = lower_model(dataclasses.replace(case, inputs=tuple(inputs)).model())
+    validate(module.spirv)
+    assert len(module.inputs) == 1 + len(positions)
+
+
 def test_a_constant_through_identity_is_a_constant() -> None:
     data = _mul(
         [Op("CONST", [], ["c"]), Op("IDENTITY", ["c"], ["i"]), Op("IDENTITY", ["i"], ["s"])],
@@ -125,3 +149,18 @@ def test_a_computed_operand_names_the_op_that_computes_it() -> None:
         lower_model(data)
     assert "op #2 MUL: tensor 's': input 2 'shift' must be a constant" in str(info.value)
     assert "but op #1 ABS computes it" in str(info.value)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.op == "PAD"], ids=lambda c: c.name)
+def test_pad_with_its_value_from_an_input_pads_with_zero_and_selects(case: Case) -> None:
+    x, padding, value = case.inputs
+    assert isinstance(value, C)
+    dynamic = dataclasses.replace(case, inputs=(x, padding, X(value.dtype, value.shape)))
+    _, (module,) = lower_model(dynamic.model())
+    validate(module.spirv)
+    found = structure(module.spirv)["instructions"]
+    assert [i[0] for i in found] == ["PAD", "PAD", "RESHAPE", "SELECT"]
+    assert module.inputs == ("in0", "in2")
+    # Both PADs pad with constants; the value reaches SELECT from the graph input, reshaped.
+    assert [i[-1][0] for i in found[:2]] == ["OpConstantNull", "OpConstantNull"]
+    assert found[2][2][0] == "OpGraphInputARM"
