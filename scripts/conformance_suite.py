@@ -62,9 +62,12 @@ def stratum(c: mc.Candidate) -> str:
     return f"{c.batch.op}/{c.batch.group}{'/dyn' if c.name.endswith('_dyn') else ''}"
 
 
-def pick(candidates: list[mc.Candidate], how: str, per_stratum: int, seed: int) -> list[Any]:
+def pick(
+    candidates: list[mc.Candidate], how: str, per_stratum: int, seed: int, max_elements: int
+) -> list[Any]:
     """The candidates to make: all, or ``per_stratum`` from each stratum (seeded, sorted first
-    so that the generator's listing order does not matter)."""
+    so that the generator's listing order does not matter) among its tests of at most
+    ``max_elements`` operand elements (the smallest one where none is that small)."""
     unique = {c.name: c for c in candidates}
     if how == "all":
         return sorted(unique.values(), key=lambda c: c.name)
@@ -73,7 +76,9 @@ def pick(candidates: list[mc.Candidate], how: str, per_stratum: int, seed: int) 
         strata[stratum(c)].append(c)
     chosen = []
     for name, members in sorted(strata.items()):
-        members.sort(key=lambda c: c.name)
+        small = [c for c in members if c.elements <= max_elements]
+        members = sorted(small or [min(members, key=lambda c: (c.elements, c.name))],
+                         key=lambda c: c.name)  # fmt: skip
         rng = random.Random(f"{seed}:{name}")
         chosen += rng.sample(members, min(per_stratum, len(members)))
     return sorted(chosen, key=lambda c: c.name)
@@ -95,7 +100,7 @@ def make(args: argparse.Namespace, out: Path, work: Path) -> None:
             for batch in mc.batches(tools, config, op, build, scope):
                 listed += mc.list_candidates(batch)
         mc.log(f"{op}: {len(listed)} tests listed so far")
-    chosen = pick(listed, args.select, args.per_stratum, args.seed)
+    chosen = pick(listed, args.select, args.per_stratum, args.seed, args.max_elements)
     wanted: dict[str, set[str]] = defaultdict(set)
     by_key = {}
     for c in chosen:
@@ -128,8 +133,8 @@ def make(args: argparse.Namespace, out: Path, work: Path) -> None:
         "extensions": list(scope.extensions),
         "selection": args.select
         if args.select == "all"
-        else f"sample: {args.per_stratum} per (operator, generation group, dynamic) stratum, "
-        f"sample seed {args.seed}",
+        else f"sample: {args.per_stratum} per (operator, generation group, dynamic) stratum "
+        f"of tests with at most {args.max_elements} operand elements, sample seed {args.seed}",
         "sample_seed": args.seed,
         "not_generated": problems,
         "size_bytes": sum(e["size_bytes"] for e in entries),
@@ -176,6 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--select", choices=("all", "sample"), default="sample")
     parser.add_argument("--per-stratum", type=int, default=2, help="tests per stratum (sample)")
     parser.add_argument("--seed", type=int, default=1, help="the sample's seed")
+    parser.add_argument(
+        "--max-elements", type=int, default=4096, help="operand elements of a sampled test"
+    )
     parser.add_argument("--ops", nargs="*", help="only these operators (lower case)")
     parser.add_argument("--profiles", nargs="+", default=list(ALL_PROFILES))
     parser.add_argument("--extensions", nargs="*", default=list(ALL_EXTENSIONS))

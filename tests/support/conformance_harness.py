@@ -27,6 +27,7 @@ Command line (prints one line per test and a summary)::
     python tests/support/conformance_harness.py [--compiler reference|vgfc] [--op ADD ...]
         [--jobs N]
     python tests/support/conformance_harness.py --record     # rewrite reference_results.json
+    python tests/support/conformance_harness.py --root tests/data/conformance_int4  # another corpus
 """
 
 from __future__ import annotations
@@ -544,13 +545,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, help="tests run at the same time")
     parser.add_argument("--keep", type=Path, help="keep VGFs and run files in this folder")
     parser.add_argument("--record", action="store_true", help="rewrite reference_results.json")
+    parser.add_argument("--root", type=Path, default=DATA, help="another corpus's folder")
     args = parser.parse_args(argv)
     compilers = tuple(args.compiler or COMPILERS)
     if args.record and "reference" not in compilers:
         parser.error("--record needs the reference compiler")
     tests = [
         t
-        for t in load_tests()
+        for t in load_tests(args.root)
         if (not args.op or t.op in {o.upper() for o in args.op})
         and (not args.test or t.name in args.test)
     ]
@@ -569,8 +571,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{compiler}: {counts} of {len(mine)}")
     print(f"{len(results)} runs in {elapsed:.1f} s")
     if args.record:
-        if args.op or args.test:
-            parser.error("--record needs every test (no --op / --test)")
+        if args.op or args.test or args.root != DATA:
+            parser.error("--record needs every test of the main corpus (no --op / --test / --root)")
         record_reference_results(results)
         print(f"wrote {REFERENCE_RESULTS}")
     return 0
