@@ -45,7 +45,7 @@ dynamic-extension corpora beside the main one::
         --extensions tosa-ext-int4 --groups tosa-ext-int4
     python scripts/make_conformance.py --out tests/data/conformance_dynamic --ops avg_pool2d \
         conv2d conv3d depthwise_conv2d transpose_conv2d matmul mul table negate pad resize \
-        rescale --extensions tosa-ext-dynamic --suffix _dyn
+        rescale --extensions tosa-ext-dynamic --suffix _dyn --max-test-bytes 200000
 
 Every run of the generator starts from its operator table as tosa-tools ships it (see
 :func:`run_generator`): run in one process, it would otherwise keep the first run's convolution
