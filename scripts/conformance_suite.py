@@ -57,6 +57,10 @@ ALL_EXTENSIONS = (
 """The extensions of TOSA 1.0 (the MX, int64 and shape ones belong to the 1.1 draft)."""
 
 
+_FOLDERS: set[str] = set()
+"""Values of --out and --work, left out of the command recorded in the manifest."""
+
+
 def stratum(c: mc.Candidate) -> str:
     """Operator, generation group and dynamic or not: what a sample must cover."""
     return f"{c.batch.op}/{c.batch.group}{'/dyn' if c.name.endswith('_dyn') else ''}"
@@ -84,7 +88,9 @@ def pick(
     return sorted(chosen, key=lambda c: c.name)
 
 
-def make(args: argparse.Namespace, out: Path, work: Path) -> None:
+def make(
+    args: argparse.Namespace, out: Path, work: Path, argv: Sequence[str] | None = None
+) -> None:
     """List, pick, serialize, convert and describe; ``out`` is replaced at the end."""
     tools = mc.Tools.find()
     config = json.loads(tools.cts_config.read_text())
@@ -124,6 +130,12 @@ def make(args: argparse.Namespace, out: Path, work: Path) -> None:
             continue
         kept.append(mc.Kept(c, dest, [f"stratum {stratum(c)}"]))
     entries = [mc.describe(k, stage) for k in kept]
+    if args.max_test_bytes:
+        big = [e for e in entries if e["size_bytes"] > args.max_test_bytes]
+        for e in big:
+            shutil.rmtree(stage / e["name"])
+            problems.append(f"{e['name']}: {e['size_bytes']} bytes, over --max-test-bytes")
+        entries = [e for e in entries if e not in big]
     manifest = {
         "generated_by": "scripts/conformance_suite.py",
         "tools": {"tosa-tools": mc.importlib.metadata.version("tosa-tools")},
@@ -136,6 +148,8 @@ def make(args: argparse.Namespace, out: Path, work: Path) -> None:
         else f"sample: {args.per_stratum} per (operator, generation group, dynamic) stratum "
         f"of tests with at most {args.max_elements} operand elements, sample seed {args.seed}",
         "sample_seed": args.seed,
+        "command": "python scripts/conformance_suite.py --out DIR "
+        + " ".join(w for w in (argv or sys.argv[1:]) if w not in _FOLDERS),
         "not_generated": problems,
         "size_bytes": sum(e["size_bytes"] for e in entries),
         "tests": entries,
@@ -146,8 +160,9 @@ def make(args: argparse.Namespace, out: Path, work: Path) -> None:
     mc.log(f"wrote {len(entries)} tests to {out}; {len(problems)} could not be made")
 
 
-def run(out: Path, jobs: int | None, report: Path | None) -> None:
-    """Both converters over the corpus in ``out``: a table per converter, and the JSON report."""
+def run(out: Path, jobs: int | None, report: Path | None, record: bool) -> None:
+    """Both converters over the corpus in ``out``: a table per converter, the JSON report, and
+    with ``record`` the reference converter's results in ``out/reference_results.json``."""
     sys.path.insert(0, str(mc.ROOT / "tests" / "support"))
     import conformance_harness as harness
 
@@ -172,6 +187,12 @@ def run(out: Path, jobs: int | None, report: Path | None) -> None:
         print(f"| {compiler} | " + " | ".join(str(counts[c]) for c in columns) + " |")
     if report is not None:
         report.write_text(json.dumps({"tests": len(tests), "table": table, "results": rows}))
+    if record:
+        harness.record_reference_results(
+            results,
+            out / "reference_results.json",
+            "python scripts/conformance_suite.py --out DIR --no-make --run --record",
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -187,17 +208,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ops", nargs="*", help="only these operators (lower case)")
     parser.add_argument("--profiles", nargs="+", default=list(ALL_PROFILES))
     parser.add_argument("--extensions", nargs="*", default=list(ALL_EXTENSIONS))
+    parser.add_argument("--max-test-bytes", type=int, help="leave out tests bigger than this")
     parser.add_argument("--no-make", action="store_true", help="use the corpus in --out as is")
     parser.add_argument("--run", action="store_true", help="run both converters over it")
     parser.add_argument("--jobs", type=int, help="tests run at the same time (--run)")
     parser.add_argument("--report", type=Path, help="write every result here as JSON (--run)")
+    parser.add_argument(
+        "--record", action="store_true", help="write DIR/reference_results.json (--run)"
+    )
     args = parser.parse_args(argv)
+    _FOLDERS.update({"--out", "--work", str(args.out), str(args.work)})
     out = args.out.resolve()
     if not args.no_make:
         with tempfile.TemporaryDirectory(prefix="conformance-suite-") as tmp:
-            make(args, out, args.work.resolve() if args.work else Path(tmp))
+            make(args, out, args.work.resolve() if args.work else Path(tmp), argv)
     if args.run:
-        run(out, args.jobs, args.report)
+        run(out, args.jobs, args.report, args.record)
     return 0
 
 

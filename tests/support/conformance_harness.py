@@ -303,12 +303,13 @@ class Result:
 
 
 def read_inputs(test: ConformanceTest) -> list[tuple[str, Array]]:
-    """The test's input arrays; bf16 (stored by tosa-tools as 2-byte voids) as its raw bits."""
+    """The test's input arrays; bf16 and fp8e4m3 (stored by tosa-tools as 2- and 1-byte voids)
+    as their raw bits."""
     arrays = []
     for name, path in test.inputs:
         array = np.load(path)
-        if array.dtype.kind == "V" and array.dtype.itemsize == 2:
-            array = array.view(np.uint16)
+        if array.dtype.kind == "V" and array.dtype.itemsize in (1, 2):
+            array = array.view(np.uint16 if array.dtype.itemsize == 2 else np.uint8)
         arrays.append((name, array))
     return arrays
 
@@ -517,13 +518,15 @@ def _flat(mapping: Mapping[str, str]) -> str:
 
 
 def record_reference_results(
-    results: Mapping[tuple[str, str], Result], path: Path = REFERENCE_RESULTS
+    results: Mapping[tuple[str, str], Result],
+    path: Path = REFERENCE_RESULTS,
+    recorded_by: str = "python tests/support/conformance_harness.py --record",
 ) -> None:
     """Write the reference converter's results, with the messages of those not passing."""
     mine = {name: r for (name, compiler), r in sorted(results.items()) if compiler == "reference"}
     text = (
         "{\n"
-        '  "recorded_by": "python tests/support/conformance_harness.py --record",\n'
+        f'  "recorded_by": {json.dumps(recorded_by)},\n'
         f'  "tools": {json.dumps(tool_versions())},\n'
         f'  "messages": {_flat({n: r.message[:300] for n, r in mine.items() if not r.passed})},\n'
         f'  "results": {_flat({n: r.status.value for n, r in mine.items()})}\n'

@@ -11,6 +11,9 @@ are constants:
     result = SELECT(inside, padded, value)
 
 ``true[input shape]`` is one replicated constant, so the module does not grow with the tensor.
+Where the padding adds nothing the value is never used: ``PAD(input, padding, 0)`` alone. The
+ML emulation layer has no SELECT for fp8 (``Missing precompiled shader: select_float8_e5m2_t``),
+so fp8 values are selected as fp16, which holds every fp8 value exactly, and cast back.
 (The reference converter drops the pad-value input instead, and pads with whatever its constant
 folding left: right only when no padding is added.)
 """
@@ -24,6 +27,10 @@ from vgfc.spirv.tensors import tensor_constant, tensor_type, value_bits
 from vgfc.spirv.tosa_ops import Emitter
 
 __all__ = ["lower_pad_with_input_value"]
+
+_SELECTED_AS = {DType.FP8E4M3: DType.FP16, DType.FP8E5M2: DType.FP16}
+"""Element types SELECT runs in for types the runtime has no SELECT of (exact: fp16 holds every
+fp8 value)."""
 
 
 def lower_pad_with_input_value(em: Emitter, op: Operator) -> int:
@@ -42,6 +49,9 @@ def lower_pad_with_input_value(em: Emitter, op: Operator) -> int:
 
     zero = tensor_constant(b, dtype, (1,), value_bits(dtype, [0]), replicate=True)
     padded = b.ext_inst(result_type, ext, pad, [em.operand(source), pads, zero])
+    widths = em.tensor(padding).data
+    if widths is not None and not widths.array.any():
+        return padded
     count = 1
     for d in in_shape:
         count *= d
@@ -57,4 +67,10 @@ def lower_pad_with_input_value(em: Emitter, op: Operator) -> int:
             b, DType.SHAPE, (len(ones),), value_bits(DType.SHAPE, ones), replicate=True
         )
         value = b.ext_inst(tensor_type(b, dtype, ones), ext, reshape, [value, shape])
-    return b.ext_inst(result_type, ext, select, [inside, padded, value])
+    if dtype not in _SELECTED_AS:
+        return b.ext_inst(result_type, ext, select, [inside, padded, value])
+    wide, cast = _SELECTED_AS[dtype], codes["CAST"].opcode
+    padded = b.ext_inst(tensor_type(b, wide, out_shape), ext, cast, [padded])
+    value = b.ext_inst(tensor_type(b, wide, ones), ext, cast, [value])
+    chosen = b.ext_inst(tensor_type(b, wide, out_shape), ext, select, [inside, padded, value])
+    return b.ext_inst(result_type, ext, cast, [chosen])

@@ -164,3 +164,18 @@ def test_pad_with_its_value_from_an_input_pads_with_zero_and_selects(case: Case)
     # Both PADs pad with constants; the value reaches SELECT from the graph input, reshaped.
     assert [i[-1][0] for i in found[:2]] == ["OpConstantNull", "OpConstantNull"]
     assert found[2][2][0] == "OpGraphInputARM"
+
+
+def test_pad_that_adds_nothing_needs_no_value() -> None:
+    """Padding all zero: the value is never used, so PAD with zero is the whole result (the
+    dynamic-extension conformance tests are all of this kind)."""
+    data = build(
+        [T("x", F), T("v", (1,)), T("y", F)],
+        [Op("CONST_SHAPE", [], ["p"]), Op("PAD", ["x", "p", "v"], ["y"])],
+        ["x", "v"],
+        ["y"],
+        shapes=[("p", 4, (0, 0, 0, 0))],
+    )
+    _, (module,) = lower_model(data)
+    validate(module.spirv)
+    assert [i[0] for i in structure(module.spirv)["instructions"]] == ["PAD"]
