@@ -61,7 +61,7 @@ def test_committed_data_stays_small() -> None:
 
 
 def _warnings(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.startswith("warning:")]
+    return [line for line in stderr.splitlines() if ": warning: " in f": {line}"]
 
 
 def _check_compiled(model: dict[str, Any], code: int, stderr: str) -> None:

@@ -10,7 +10,7 @@ import sys
 import pytest
 from paths import ROOT
 
-NEEDS_TORCH = {"export_executorch_models.py"}
+NEEDS_TORCH = {"export_executorch_models.py", "export_executorch_shader_payloads.py"}
 """Run in ExecuTorch's venv (make test-executorch), which has torch."""
 
 SCRIPTS = sorted(

@@ -118,6 +118,6 @@ def test_a_full_standard_output_in_a_batch_says_the_files_were_written(models: P
         )
     assert done.returncode == 1
     assert done.stderr.decode() == (
-        "error: standard output: cannot write: no space left on the device; 2 of 2 models "
+        "standard output: error: cannot write: no space left on the device; 2 of 2 models "
         "compiled and written\n"
     )

@@ -171,7 +171,7 @@ def test_a_depfile_path_that_is_no_regular_file(cli, project: Path, kind: str) -
         path.symlink_to(path)
     run = cli("compile", "m.tosa", "-I", "inc", "-MD")
     assert run.code == 1, run.err
-    assert "m.d: cannot write output file" in run.err and run.err.count("\n") == 1
+    assert "m.d: error: cannot write output file" in run.err and run.err.count("\n") == 1
     assert not (project / "m.vgf").exists()
     assert path.is_symlink() if kind == "loop" else path.is_fifo()
 

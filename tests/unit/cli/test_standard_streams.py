@@ -117,7 +117,8 @@ def test_standard_input_tried_broken(work: Path, stdin: str, reason: str | None)
     assert done.returncode != 0
     if reason is not None:
         assert done.returncode == 1
-        assert done.stderr.startswith(f"error: {reason}"), done.stderr
+        place, _, rest = reason.partition(": ")  # gcc's form: the place first
+        assert done.stderr.startswith(f"{place}: error: {rest}"), done.stderr
         assert done.stderr.count("\n") == 1
     assert not (work / "out.vgf").exists()
 
@@ -130,7 +131,7 @@ def test_a_terminal_as_standard_input_is_refused(work: Path) -> None:
         os.close(parent)
         os.close(child)
     assert done.returncode == 1
-    assert b"standard input: cannot read the model: it is a terminal" in done.stderr
+    assert b"standard input: error: cannot read the model: it is a terminal" in done.stderr
 
 
 def test_a_vgf_is_never_written_to_a_terminal(work: Path) -> None:
@@ -169,7 +170,7 @@ def test_standard_output_tried_broken(work: Path) -> None:
     with open("/dev/full", "wb") as full:
         done = vgfc(["compile", "m.tosa", "-o", "-"], work, stdout=full)
     assert done.returncode == 1
-    assert done.stderr == b"error: standard output: cannot write: no space left on the device\n"
+    assert done.stderr == b"standard output: error: cannot write: no space left on the device\n"
     read, write = os.pipe()
     os.close(read)
     try:
@@ -182,7 +183,7 @@ def test_standard_output_tried_broken(work: Path) -> None:
     done = subprocess.run(
         ["bash", "-c", f"{EXE} compile m.tosa -o - >&-"], capture_output=True, cwd=work
     )
-    assert done.returncode == 1 and b"standard output: cannot write: it is closed" in done.stderr
+    assert done.returncode == 1 and b"standard output: error: cannot write: it is closed" in done.stderr
 
 
 @pytest.mark.parametrize("where", ["output", "report"])
@@ -204,6 +205,6 @@ def test_a_report_that_cannot_go_out_says_the_vgf_was_written(work: Path) -> Non
         done = vgfc(["compile", "m.tosa", "-o", "x.vgf", "--report", "-"], work, stdout=full)
     assert done.returncode == 1
     assert done.stderr == (
-        b"error: standard output: cannot write: no space left on the device; x.vgf was written\n"
+        b"standard output: error: cannot write: no space left on the device; x.vgf was written\n"
     )
     assert (work / "x.vgf").read_bytes() == (work / "file.vgf").read_bytes()

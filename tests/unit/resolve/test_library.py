@@ -719,7 +719,8 @@ def test_a_missing_library(tmp_path: Path) -> None:
 # -- vgfc kernels: what needs the shaders ---------------------------------------------------------
 
 
-def test_vgfc_kernels_accepts_the_test_library(cli) -> None:
+def test_vgfc_kernels_accepts_the_test_library(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # the whole names (a narrow terminal shortens them)
     run = cli("kernels", str(OPS))
     assert run.code == 0, run.err
     library = load_library(OPS)

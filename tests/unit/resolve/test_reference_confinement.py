@@ -116,7 +116,7 @@ def test_verify_runs_no_command_from_a_library(cli: Any, tmp_path: Path) -> None
     run = cli(*args)
     assert run.code == 1
     assert run.err.splitlines() == [
-        f"error: {tmp_path / 'lib.yaml'}:4: evil/Run: reference: os:system: no os.py in the "
+        f"{tmp_path / 'lib.yaml'}:4: error: evil/Run: reference: os:system: no os.py in the "
         "library's folder, and a kernel library runs only Python files it ships; to import os "
         "from the Python path (its code runs), give --allow-reference-imports"
     ]

@@ -103,7 +103,7 @@ def test_vgfc_kernels_checks_the_schema_as_load_does(
     library = _library(tmp_path, schema)
     run = cli("kernels", str(library))
     assert run.code == 1
-    assert f"my_ops.yaml:{_line(library)}: my_ops/swish: torch: {message}" in run.err
+    assert f"my_ops.yaml:{_line(library)}: error: my_ops/swish: torch: {message}" in run.err
     assert "3 kernel(s), 1 error(s)" in run.out  # the two kernels are still checked
     doc = json.loads(cli("kernels", "--json", str(library)).out)
     (bad,) = [k for k in doc["kernels"] if k["status"] == "error"]
