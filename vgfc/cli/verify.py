@@ -5,7 +5,6 @@ Registered on the main group with ``cli.add_command(verify)``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -108,44 +107,6 @@ def verify(
     vgfc verify model.tosa                          random inputs, automatic oracle
     vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
     """
-    with contextlib.ExitStack() as stack:
-        _verify(
-            stack,
-            model=model,
-            inputs=inputs,
-            seed=seed,
-            against=against,
-            expected=expected,
-            push_constants=push_constants,
-            atol=atol,
-            rtol=rtol,
-            validate=validate,
-            device=device,
-            timeout=timeout,
-            as_json=as_json,
-            options=options,
-            allow_reference_imports=allow_reference_imports,
-        )
-
-
-def _verify(
-    stack: contextlib.ExitStack,
-    model: Path,
-    inputs: tuple[str, ...],
-    seed: int,
-    against: str,
-    expected: tuple[str, ...],
-    push_constants: tuple[str, ...],
-    atol: float | None,
-    rtol: float | None,
-    validate: bool,
-    device: str,
-    timeout: float,
-    as_json: bool,
-    options: Options,
-    allow_reference_imports: bool,
-) -> None:
-    """The command, with ``stack`` holding what lives as long as it (a model piped in)."""
     from vgfc.cli.progress import progress
     from vgfc.cli.run import load_array, parse_pairs, read_push_data
     from vgfc.compiler import compile_model
@@ -154,8 +115,9 @@ def _verify(
     from vgfc.runner.oracle import push_constants_by_op, verify_numbers
 
     # The oracles are other programs that read the model's file: standard input (-) is
-    # given to them as a file, and named "standard input" in messages.
-    source = Path(stack.enter_context(named_input(model, what="model")))
+    # given to them as a file (kept until the command ends), named "standard input" in messages.
+    piped = named_input(model, what="model")
+    source = Path(click.get_current_context().with_resource(piped))
     with progress("compiling") as say:
         result = compile_model(source, options, say)
     graph, plan = result.graph, result.plan

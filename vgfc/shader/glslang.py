@@ -22,6 +22,7 @@ CPU for each GLSL version) is not counted against the first shader of the common
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import re
@@ -36,6 +37,10 @@ from vgfc.shader import glslc
 from vgfc.shader.glslang_abi import LOCK, SET_ENTRY_POINT, Input, Library, SpvOptions, library
 from vgfc.shader.includer import IncludeProbe, Includer
 from vgfc.shader.options import DEFAULT_TIMEOUT, CompileOptions, Language
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -174,32 +179,16 @@ def _compile(
     if extension is not None:
         return _compile_with_glslc(source, options, extension)
     text = _with_include_extension(source) if language is Language.GLSL else source
-    code = ctypes.create_string_buffer(text.encode())
-    # glslang keeps the preamble pointer, not a copy: the buffer must outlive the shader.
-    preamble = ctypes.create_string_buffer(_preamble(options.defines).encode())
     messages = _MESSAGES | (_MSG_READ_HLSL if language is Language.HLSL else 0)
-    with LOCK:
-        lib = library()
-        includer = Includer(options.include_dirs)
-        request = _input(lib, language, (client_version, target_version), code, messages, includer)
-        shader = lib.call("glslang_shader_create", ctypes.byref(request))
-        if not shader:
-            raise InternalError("glslang_shader_create failed")
-        try:
-            lib.call("glslang_shader_set_preamble", shader, preamble)
-            if not lib.call("glslang_shader_preprocess", shader, ctypes.byref(request)):
-                raise _failure(
-                    language, lib.text("glslang_shader_get_info_log", shader), includer, source
-                )
-            if language is Language.HLSL:
-                lib.call(SET_ENTRY_POINT, lib.tshader(shader), entry_point.encode())
-            if not lib.call("glslang_shader_parse", shader, ctypes.byref(request)):
-                raise _failure(
-                    language, lib.text("glslang_shader_get_info_log", shader), includer, source
-                )
-            words = _link_and_generate(lib, shader, language, messages, debug_info)
-        finally:
-            lib.call("glslang_shader_delete", shader)
+    versions = (client_version, target_version)
+    with _preprocessed(language, versions, text, options, messages, source) as (lib, shader):
+        request, includer = shader.request, shader.includer
+        if language is Language.HLSL:
+            lib.call(SET_ENTRY_POINT, lib.tshader(shader.handle), entry_point.encode())
+        if not lib.call("glslang_shader_parse", shader.handle, ctypes.byref(request)):
+            log = lib.text("glslang_shader_get_info_log", shader.handle)
+            raise _failure(language, log, includer, source)
+        words = _link_and_generate(lib, shader.handle, language, messages, debug_info)
     if words is None:
         names = set(_FUNCTION_NAME.findall(source))
         raise ShaderError(
@@ -254,24 +243,51 @@ def _preprocess(source: str, options: CompileOptions) -> tuple[str, tuple[Includ
     writes it (the shader's own line numbers kept by ``#line``), and the include probes."""
     versions = _versions(options)
     text = _with_include_extension(glslc.for_preprocessing(source))
+    with _preprocessed(Language.GLSL, versions, text, options, _MESSAGES, source) as (lib, shader):
+        text = lib.text("glslang_shader_get_preprocessed_code", shader.handle)
+        includer = shader.includer
+    return text, tuple(dict.fromkeys(includer.probes))
+
+
+class _Shader:
+    """A glslang shader object and what it was made with (kept alive as long as it)."""
+
+    def __init__(self, handle: int, request: Input, includer: Includer) -> None:
+        self.handle = handle
+        self.request = request
+        self.includer = includer
+
+
+@contextlib.contextmanager
+def _preprocessed(
+    language: Language,
+    versions: tuple[int, int],
+    text: str,
+    options: CompileOptions,
+    messages: int,
+    source: str,
+) -> Iterator[tuple[Library, _Shader]]:
+    """A glslang shader of ``text``, preprocessed (the includes confined and recorded, the
+    definitions applied), under :data:`LOCK`; deleted when the block ends. A preprocessing
+    error is raised naming ``source``'s lines."""
     code = ctypes.create_string_buffer(text.encode())
+    # glslang keeps the preamble pointer, not a copy: the buffer must outlive the shader.
     preamble = ctypes.create_string_buffer(_preamble(options.defines).encode())
     with LOCK:
         lib = library()
         includer = Includer(options.include_dirs)
-        request = _input(lib, Language.GLSL, versions, code, _MESSAGES, includer)
-        shader = lib.call("glslang_shader_create", ctypes.byref(request))
-        if not shader:
+        request = _input(lib, language, versions, code, messages, includer)
+        handle = lib.call("glslang_shader_create", ctypes.byref(request))
+        if not handle:
             raise InternalError("glslang_shader_create failed")
         try:
-            lib.call("glslang_shader_set_preamble", shader, preamble)
-            if not lib.call("glslang_shader_preprocess", shader, ctypes.byref(request)):
-                log = lib.text("glslang_shader_get_info_log", shader)
-                raise _failure(Language.GLSL, log, includer, source)
-            text = lib.text("glslang_shader_get_preprocessed_code", shader)
+            lib.call("glslang_shader_set_preamble", handle, preamble)
+            if not lib.call("glslang_shader_preprocess", handle, ctypes.byref(request)):
+                log = lib.text("glslang_shader_get_info_log", handle)
+                raise _failure(language, log, includer, source)
+            yield lib, _Shader(handle, request, includer)
         finally:
-            lib.call("glslang_shader_delete", shader)
-    return text, tuple(dict.fromkeys(includer.probes))
+            lib.call("glslang_shader_delete", handle)
 
 
 def _link_and_generate(
