@@ -361,6 +361,16 @@ def report(
         print(f"peak RSS ratio: worst {max(rss):.2f}x")
 
 
+def _growth_cells(ops: int, t: float | None, base: tuple[int, float] | None) -> list[str]:
+    """A size table's first cells: the op count, vgfc's time, its time per op, and its growth
+    against the ``base`` row (ops, seconds)."""
+    per_op = "-" if t is None else f"{t / ops * 1e6:.0f} us"
+    growth = "-"
+    if base is not None and t is not None:
+        growth = f"{t / base[1]:.1f}x for {ops // base[0]}x ops"
+    return [f"{ops:,}", seconds(t), per_op, growth]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 5)))
@@ -409,12 +419,8 @@ def main() -> None:
         previous: tuple[int, float] | None = None
         for c in scaling:
             ops, t = SCALING[c.model.stem], c.seconds("vgfc")
-            growth = "-"
-            if previous is not None and t is not None:
-                growth = f"{t / previous[1]:.1f}x for {ops // previous[0]}x ops"
-            per_op = "-" if t is None else f"{t / ops * 1e6:.0f} us"
             mc = c.seconds("mc")
-            rows.append([f"{ops:,}", seconds(t), per_op, growth, seconds(mc), ratio(t, mc)])
+            rows.append([*_growth_cells(ops, t, previous), seconds(mc), ratio(t, mc)])
             previous = (ops, t) if t is not None else None
         headers = ["ops", "vgfc", "vgfc per op", "growth", "model-converter", "ratio"]
         print(table(headers, rows))
@@ -424,11 +430,7 @@ def main() -> None:
         first: tuple[int, float] | None = None
         for c in library:
             ops, t = LIBRARY_OPS[c.model.stem], c.seconds("vgfc")
-            growth = "-"
-            if first is not None and t is not None:
-                growth = f"{t / first[1]:.1f}x for {ops // first[0]}x ops"
-            per_op = "-" if t is None else f"{t / ops * 1e6:.0f} us"
-            rows.append([f"{ops:,}", seconds(t), per_op, growth, seconds(c.in_process)])
+            rows.append([*_growth_cells(ops, t, first), seconds(c.in_process)])
             first = first or ((ops, t) if t is not None else None)
         print(table(["library ops", "vgfc", "vgfc per op", "growth", "in-process"], rows))
     failures = [(c.name, t, why) for c in everything for t, why in c.failed.items()]

@@ -129,15 +129,15 @@ def _check_compose(entry: Entry) -> tuple[str, str] | None:
 
 
 def _evaluated(value: Any, scope: dict[str, Any]) -> Any:
-    """An attribute's value as the expansion computes it (expressions evaluated)."""
+    """An attribute's value as the expansion computes it (expressions evaluated), kept as an
+    expression so that the checks read it as they read a literal."""
+    from vgfc.resolve.compose import attr_value
     from vgfc.resolve.expr import Expr
 
     if isinstance(value, tuple):
         return tuple(_evaluated(v, scope) for v in value)
     if isinstance(value, Expr):
-        out = value.evaluate(scope)
-        if isinstance(out, float) and out.is_integer() and value.tree is not None:
-            out = int(out)
+        out = attr_value(value, scope)
         return Expr(repr(out), None, out)
     return value
 

@@ -20,7 +20,7 @@ from vgfc.resolve.infer import evaluate_rule
 from vgfc.resolve.library.records import Constant, Entry
 from vgfc.resolve.library.values import build_constant
 
-__all__ = ["expand"]
+__all__ = ["attr_value", "expand"]
 
 
 def expand(
@@ -60,7 +60,7 @@ def expand(
             mapping[iname] = tname
             new[tname] = Tensor(tname, shape, inner_dtype)
         for o in compose.ops:
-            attrs = {k: _attr(v, scope) for k, v in o.attrs.items()}
+            attrs = {k: attr_value(v, scope) for k, v in o.attrs.items()}
             operators.append(
                 added_op(
                     op,
@@ -91,9 +91,11 @@ def expand(
     return tuple(operators), new
 
 
-def _attr(value: Any, scope: Mapping[str, Any]) -> Any:
+def attr_value(value: Any, scope: Mapping[str, Any]) -> Any:
+    """An attribute of a composed op as the expansion gives it: expressions evaluated (a
+    whole float that an expression computed becomes an int), lists item by item."""
     if isinstance(value, tuple):
-        return tuple(_attr(v, scope) for v in value)
+        return tuple(attr_value(v, scope) for v in value)
     if isinstance(value, Expr):
         out = value.evaluate(scope)
         if isinstance(out, float) and out.is_integer() and value.tree is not None:

@@ -88,22 +88,20 @@ def _yaml_loader() -> type:
                 self.depth -= 1
 
         def construct_yaml_int(self, node: Any) -> Any:
-            if len(node.value) > LIMITS.yaml_scalar_length_max:
-                raise self.fail(
-                    f"a number of {len(node.value)} characters, more than the "
-                    f"{LIMITS.yaml_scalar_length_max} one may have (yaml_scalar_length_max)",
-                    node.start_mark,
-                )
+            self.check_number(node)
             return super().construct_yaml_int(node)
 
         def construct_yaml_float(self, node: Any) -> Any:
+            self.check_number(node)
+            return super().construct_yaml_float(node)
+
+        def check_number(self, node: Any) -> None:
             if len(node.value) > LIMITS.yaml_scalar_length_max:
                 raise self.fail(
                     f"a number of {len(node.value)} characters, more than the "
                     f"{LIMITS.yaml_scalar_length_max} one may have (yaml_scalar_length_max)",
                     node.start_mark,
                 )
-            return super().construct_yaml_float(node)
 
     Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
     Loader.add_constructor("tag:yaml.org,2002:float", Loader.construct_yaml_float)
