@@ -171,7 +171,7 @@ class Reader(Buffer):
             raise InputError(f"region '{decode_text(raw_names[index])}' has no basic blocks")
         main = self.block(first, version)
         blocks: dict[str, Graph] = {}
-        if any(op.op in REGION_ATTRS for op in main.operators):
+        if len(names) > 1 and any(op.op in REGION_ATTRS for op in main.operators):
             # Control flow: the other regions' blocks are graphs that it runs (a region without
             # one is found missing where an op refers to it).
             for i, name in enumerate(names):
