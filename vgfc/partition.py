@@ -222,7 +222,8 @@ def _finish(
                     read_constants[c] = None
         crossing.update(inputs)
         reads.append(tuple(inputs))
-        constants[pid] += (c for c in read_constants if c not in constants[pid])
+        materialised = set(constants[pid])  # a set: a partition may hold thousands
+        constants[pid] += [c for c in read_constants if c not in materialised]
 
     outputs = set(graph.outputs)
     emitted_constants: set[str] = set()
