@@ -180,7 +180,11 @@ class Location:
         if self.tensor is not None:
             parts.append(f"tensor '{self.tensor}'")
         key = self.shown_key
-        if key is not None or self.line is not None:
+        if self.source is not None and self.line is not None:  # a line of another file
+            if key is not None:
+                parts.append(key)
+            parts.append(Place(self.source, self.line, self.column).render())
+        elif key is not None or self.line is not None:
             where = key if key is not None else "line"
             if self.line is not None:
                 where += f":{self.line}" if key is not None else f" {self.line}"
@@ -198,7 +202,8 @@ class Location:
         operator's context follows in the note where the place is not the model."""
         origin = self.origin
         if origin is not None and origin.kind != "conversion":
-            source = origin.shader_file if self.key == "shader_code" else None
+            # The shader file, or the file it includes that the line is in.
+            source = (self.source or origin.shader_file) if self.key == "shader_code" else None
             op = replace(self, key=None, line=None, column=None, origin=None, source=None)
             if source is not None and self.line is not None:
                 note = replace(self, line=None, column=None).render()

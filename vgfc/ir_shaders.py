@@ -96,7 +96,8 @@ class ShaderSpec:
     include_dirs: tuple[str, ...] = ()
     """Folders searched for ``#include`` (a kernel library's), before the command line's."""
     source_file: str | None = None
-    """The file the code came from (a kernel library shader), for diagnostics."""
+    """The file the code came from (a kernel library shader) as the user would name it
+    (:func:`vgfc.resolve.bind.shader_file`), for diagnostics and the dependency file."""
     metadata: tuple[tuple[str, str], ...] = ()
     """Payload keys vgfc does not read (ExecuTorch's ``operator_name``, ``input_scale``, ...),
     each with its value as JSON text, in payload order: kept for the report."""

@@ -86,7 +86,8 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
                         key=f"{at.key}: {source.rsplit('/', 1)[-1]}",
                         line=d.location.line,
                         column=d.location.column,
-                        source=source,
+                        # The line is in the shader file or, when set, a file it includes.
+                        source=d.location.source or source,
                     )
                 yield KernelCheck(
                     entry, kernel, None, Diagnostic(d.severity, d.message, at, d.excerpt, d.name)

@@ -245,7 +245,8 @@ def _spec(
         outputs=tuple(r for r in resources if r.role == "output"),
         defines=defines,
         include_dirs=tuple(str(d) for d in shader.include_dirs),
-        source_file=str(shader.path),
+        # As the user would name it (beside the library as named): what a depfile lists.
+        source_file=shader_file(entry.library, shader.path),
     )
 
 

@@ -42,6 +42,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from vgfc.shader.messages import SourceMessage
+
 __all__ = [
     "DEFAULT_OPTIONS",
     "DEFAULT_TIMEOUT",
@@ -377,19 +379,24 @@ def _failure(
     from vgfc.diagnostics import Location
     from vgfc.shader.messages import excerpt, parse_log
 
-    found = parse_log(log, source)
+    found = parse_log(log, source, includer.texts if includer else None)
     extra = includer.errors if includer else []
     if not found:
         detail = "\n".join(extra) if extra else log.strip() or "no diagnostic from glslang"
         return ShaderError(f"{language.value} compilation failed: {detail}")
     first = found[0]
     # Later errors on the first one's line are glslang's cascade from it: left out.
-    later = [m for m in found[1:] if m.line != first.line][:2]
-    more = [f"line {m.line}: {m.message}" if m.line else m.message for m in later]
+    later = [m for m in found[1:] if (m.file, m.line) != (first.file, first.line)][:2]
+    more = [f"{_where(m)}: {m.message}" if m.line else m.message for m in later]
     more += extra
     tail = f" (then {'; '.join(more)})" if more else ""
     return ShaderError(
         f"{language.value} compilation failed: {first.message}{glslc.hint(first.message)}{tail}",
-        Location(line=first.line, column=first.column),
+        Location(line=first.line, column=first.column, source=first.file),
         excerpt=excerpt(first),
     )
+
+
+def _where(message: SourceMessage) -> str:
+    """``line 12`` of the shader, ``include/a.glsl:3`` of an included file."""
+    return f"line {message.line}" if message.file is None else f"{message.file}:{message.line}"

@@ -46,6 +46,8 @@ class Includer:
         """Every candidate path looked at, with what was found there (see :class:`Compiled`)."""
         self.read = 0
         """Bytes the includes read so far."""
+        self.texts: dict[str, str] = {}
+        """Each file read, by the name glslang's log gives it: for an error's source line."""
         # Results glslang still holds, by address, with the buffers they point into.
         self._live: dict[int, tuple[Any, ...]] = {}
         self.callbacks = Callbacks(
@@ -57,9 +59,12 @@ class Includer:
     def _include_local(self, _ctx: Any, name: bytes, includer: bytes, depth: int) -> int | None:
         first = []
         if includer:
-            folder = os.path.dirname(os.path.realpath(includer.decode(errors="replace")))
-            if self._inside(folder):
-                first.append(Path(folder))
+            # The including file's folder as that file was named (relative to a relative -I):
+            # a nested include is then named, in the depfile and in errors, the way the user
+            # wrote the include folder, as gcc names it. Confinement checks real paths anyway.
+            given = os.path.dirname(includer.decode(errors="replace"))
+            if self._inside(os.path.realpath(given or ".")):
+                first.append(Path(given))
         return self._include(name.decode(errors="replace"), first + self.dirs, depth)
 
     def _include_system(self, _ctx: Any, name: bytes, _includer: bytes, depth: int) -> int | None:
@@ -124,7 +129,7 @@ class Includer:
                         )
                         return None
                     data = f.read()
-                data.decode()
+                text = data.decode()
             except VgfcError as exc:
                 self._note(exc.message.replace("cannot read the include: ", f"{path}: "))
                 return None
@@ -132,6 +137,7 @@ class Includer:
                 self._note(f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}")
                 return None
             self.read += len(data)
+            self.texts[str(path)] = text
             self.probes.append((str(path), hashlib.sha256(data).hexdigest()))
             name_buffer = ctypes.create_string_buffer(str(path).encode())
             data_buffer = ctypes.create_string_buffer(data)

@@ -29,6 +29,7 @@ the declaration of a binding in the source (:func:`declaration`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from vgfc.record import record
 
@@ -47,7 +48,9 @@ __all__ = [
     "split_validation",
 ]
 
-_LINE = re.compile(r"^(?:INTERNAL )?ERROR: (?:(\d+):(\d+):)?\s*(.*?)\s*$")
+_LINE = re.compile(r"^(?:INTERNAL )?ERROR: (?:(?:\d+|([^'\n]+?)):(\d+):)?\s*(.*?)\s*$")
+"""``ERROR: 0:8: text`` (the shader itself, string 0) or ``ERROR: include/a.glsl:3: text`` (an
+included file, by the name the includer gave it)."""
 _TOKEN = re.compile(r"^'(.*?)'\s*:\s*(.*)$")
 _NOISE = re.compile(r"^(?:\d+ compilation errors\.|compilation terminated$)")
 _UNEXPECTED = re.compile(r"unexpected ([A-Z_]+)")
@@ -88,16 +91,24 @@ class SourceMessage:
     column: int | None
     message: str
     source_line: str | None
+    file: str | None = None
+    """The included file the line is in (as the includer named it), ``None``: the shader."""
 
 
-def parse_log(log: str, source: str | None) -> list[SourceMessage]:
-    """The errors of a glslang info log, noise dropped, positions found in ``source``."""
-    lines = source.splitlines() if source is not None else []
+def parse_log(
+    log: str, source: str | None, included: Mapping[str, str] | None = None
+) -> list[SourceMessage]:
+    """The errors of a glslang info log, noise dropped, positions found in ``source`` or, for a
+    line of an included file, in that file's text (``included``, by the includer's name)."""
+    own = source.splitlines() if source is not None else []
+    texts = included or {}
     out: list[SourceMessage] = []
     for raw in log.splitlines():
         match = _LINE.match(raw)
         if not match:
             continue
+        file = match.group(1)
+        lines = own if file is None else texts.get(file, "").splitlines()
         text = match.group(3)
         token = ""
         tok = _TOKEN.match(text)
@@ -120,7 +131,7 @@ def parse_log(log: str, source: str | None) -> list[SourceMessage]:
         column = None
         if code is not None and token and code.count(token) == 1:
             column = code.index(token) + 1
-        out.append(SourceMessage(number, column, text, code))
+        out.append(SourceMessage(number, column, text, code, file))
     return out
 
 

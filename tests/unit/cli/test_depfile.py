@@ -93,7 +93,29 @@ def test_a_library_its_shader_file_and_the_model(cli, tmp_path: Path) -> None:
         f"{out}: \\",
         f"  {tmp_path / 'model.tosa'} \\",
         f"  {lib} \\",
-        f"  {os.path.realpath(tmp_path / 'channel_scale.comp')}",
+        f"  {tmp_path / 'channel_scale.comp'}",
+    ]
+
+
+def test_files_are_named_as_the_user_named_their_folders(cli, project: Path) -> None:
+    """As gcc does: the shader file beside the library as the library was named, and a nested
+    include under the -I folder as given, relative where that was relative."""
+    shutil.copytree(SAMPLES_DIR / "kernels", "kernels")
+    shader = Path("kernels/channel_scale.comp")
+    shader.write_text(shader.read_text().replace("void main", '#include "a.glsl"\nvoid main', 1))
+    (project / "inc" / "sub").mkdir()
+    (project / "inc" / "a.glsl").write_text('#include "sub/b.glsl"\n')
+    (project / "inc" / "sub" / "b.glsl").write_text("// nothing\n")
+    args = ("kernels/model.tosa", "--kernels", "kernels/example_ops.yaml", "-I", "inc")
+    run = cli("compile", *args, "-o", "out.vgf", "-MD", "-q")
+    assert run.code == 0, run.err
+    assert Path("out.d").read_text().splitlines() == [
+        "out.vgf: \\",
+        "  kernels/model.tosa \\",
+        "  kernels/example_ops.yaml \\",
+        "  kernels/channel_scale.comp \\",
+        "  inc/a.glsl \\",
+        "  inc/sub/b.glsl",
     ]
 
 

@@ -142,6 +142,55 @@ def test_vgfc_kernels_points_at_the_shader_file(vgfc_exe, tmp_path: Path) -> Non
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "kernels/k.comp"
 
 
+def including_library(folder: Path) -> None:
+    """kernel_library whose shader includes inc/a.glsl, which includes sub/b.glsl, whose
+    line 2 has the error."""
+    kernel_library(
+        folder,
+        SHADER.replace("x[i] +;", "scaled(x[i]);").replace(
+            "layout(local_size_x", '#include "a.glsl"\nlayout(local_size_x'
+        ),
+    )
+    (folder / "inc" / "sub").mkdir(parents=True)
+    (folder / "inc" / "a.glsl").write_text('#include "sub/b.glsl"\n')
+    (folder / "inc" / "sub" / "b.glsl").write_text(
+        "// scaled: twice x\nfloat scaled(float x) { return x * factor; }\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["compile", "kernels"])
+def test_an_error_in_an_included_file_starts_with_that_file(
+    vgfc_exe, tmp_path: Path, command: str
+) -> None:
+    including_library(tmp_path)
+    args = ["m.tosa", "--kernels", "kernels/lib.yaml"] if command == "compile" else []
+    run = vgfc_exe(
+        command, *args, *(["kernels/lib.yaml"] if not args else []), "-I", "inc", cwd=tmp_path
+    )
+    assert run.code == 1
+    lines = run.err.splitlines()
+    assert lines[0].startswith("inc/sub/b.glsl:2:36: error: GLSL compilation failed: 'factor'"), (
+        lines
+    )
+    # The excerpt is the included file's line, and the note names the including shader.
+    assert lines[1].strip() == "float scaled(float x) { return x * factor; }"
+    assert lines[-1].endswith("test/Op: k: k.comp")
+    assert not (tmp_path / "m.vgf").exists()
+    run = vgfc_exe(
+        command,
+        *args,
+        *(["kernels/lib.yaml"] if not args else []),
+        "-I",
+        "inc",
+        "--diagnostics-format=sarif",
+        cwd=tmp_path,
+    )
+    (result,) = sarif(run.err)["runs"][0]["results"]
+    where = result["locations"][0]["physicalLocation"]
+    assert where["artifactLocation"]["uri"] == "inc/sub/b.glsl"
+    assert where["region"] == {"startLine": 2, "startColumn": 36}
+
+
 def test_a_model_error_starts_with_the_model(vgfc_exe, tmp_path: Path) -> None:
     (tmp_path / "m.tosa").write_bytes(b"")
     run = vgfc_exe("compile", "m.tosa", cwd=tmp_path)
