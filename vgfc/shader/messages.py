@@ -51,6 +51,7 @@ __all__ = [
 _LINE = re.compile(r"^(?:INTERNAL )?ERROR: (?:(?:\d+|([^'\n]+?)):(\d+):)?\s*(.*?)\s*$")
 """``ERROR: 0:8: text`` (the shader itself, string 0) or ``ERROR: include/a.glsl:3: text`` (an
 included file, by the name the includer gave it)."""
+_NUMBERED = re.compile(r"(\d+):\s*(.*?)\s*$")
 _TOKEN = re.compile(r"^'(.*?)'\s*:\s*(.*)$")
 _NOISE = re.compile(r"^(?:\d+ compilation errors\.|compilation terminated$)")
 _UNEXPECTED = re.compile(r"unexpected ([A-Z_]+)")
@@ -102,14 +103,15 @@ def parse_log(
     line of an included file, in that file's text (``included``, by the includer's name)."""
     own = source.splitlines() if source is not None else []
     texts = included or {}
+    # Longest first: a name may hold ':3:' or be the start of another one.
+    names = sorted(texts, key=len, reverse=True)
     out: list[SourceMessage] = []
     for raw in log.splitlines():
-        match = _LINE.match(raw)
-        if not match:
+        split = _split(raw, names)
+        if split is None:
             continue
-        file = match.group(1)
+        file, number, text = split
         lines = own if file is None else texts.get(file, "").splitlines()
-        text = match.group(3)
         token = ""
         tok = _TOKEN.match(text)
         if tok:
@@ -126,13 +128,27 @@ def parse_log(
                 token = token or shown
         elif token:
             text = f"'{token}': {text}"
-        number = int(match.group(2)) if match.group(2) else None
         code = lines[number - 1] if number is not None and 0 < number <= len(lines) else None
         column = None
         if code is not None and token and code.count(token) == 1:
             column = code.index(token) + 1
         out.append(SourceMessage(number, column, text, code, file))
     return out
+
+
+def _split(raw: str, names: list[str]) -> tuple[str | None, int | None, str] | None:
+    """(the included file or ``None``, the line, the text) of one log line; ``None``: not an
+    error line. A file the includer read is matched by its whole name."""
+    for name in names:
+        head = f"ERROR: {name}:"
+        if raw.startswith(head):
+            line = _NUMBERED.match(raw, len(head))
+            if line:
+                return name, int(line.group(1)), line.group(2)
+    match = _LINE.match(raw)
+    if not match:
+        return None
+    return match.group(1), int(match.group(2)) if match.group(2) else None, match.group(3)
 
 
 def excerpt(message: SourceMessage) -> tuple[str, ...]:

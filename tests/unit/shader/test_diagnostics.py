@@ -128,6 +128,22 @@ def test_glslang_noise_and_token_names_are_translated() -> None:
     assert TOKEN_TEXT["SEMICOLON"] == ";"
 
 
+def test_a_line_of_an_included_file_is_read_from_that_file() -> None:
+    """glslang names an included file as the includer did; the name is matched whole, so one
+    holding ``:3:`` (or one a prefix of another) is not split at the wrong colon."""
+    log = (
+        "ERROR: inc/a:3:b.glsl:2: 'nope' : undeclared identifier\n"
+        "ERROR: 0:1: 'x' : undeclared identifier\n"
+        "ERROR: inc/unread.glsl:4: 'y' : undeclared identifier\n"
+    )
+    included = {"inc/a:3:b.glsl": "// one\nfloat f() { return nope; }\n", "inc/a": "x\n"}
+    first, own, unread = parse_log(log, "x = 1;\n", included)
+    assert (first.file, first.line, first.column) == ("inc/a:3:b.glsl", 2, 20)
+    assert excerpt(first)[0] == "float f() { return nope; }"
+    assert (own.file, own.line, own.source_line) == (None, 1, "x = 1;")
+    assert (unread.file, unread.line, unread.source_line) == ("inc/unread.glsl", 4, None)
+
+
 # --- SPIR-V validation ------------------------------------------------------------------------
 
 OP = "op #0 CUSTOM 'k' (com.arm.VulkanCustomShader)"
