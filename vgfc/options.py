@@ -86,6 +86,9 @@ COMPILING = ("compile", "check", "partition", "verify", "model-converter")
 _SHADING = (*COMPILING, "kernels")
 """The compile options of the shader front end are also ``vgfc kernels``'s."""
 
+_WARNING = (*COMPILING, "run")
+"""``-W`` and ``-w`` also govern the warning ``vgfc run`` gives (``unwritten-output``)."""
+
 KINDS = (
     "flag",
     "choice",
@@ -323,6 +326,7 @@ OPTIONS: tuple[Option, ...] = (
         kind="warnings",
         default=(),
         metavar="[no-]NAME|[no-]error[=NAME]",
+        commands=_WARNING,
         into="warnings",
     ),
     Option(
@@ -330,6 +334,7 @@ OPTIONS: tuple[Option, ...] = (
         ("-w", "--no-warnings"),
         "Show no warning (nor make any an error under -Werror).",
         default=False,
+        commands=_WARNING,
         into="hide_warnings",
     ),
     # The shader front end's.

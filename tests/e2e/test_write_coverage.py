@@ -106,6 +106,30 @@ def test_run_warns_and_verify_fails(cli: Any, tmp_path: Path) -> None:
     assert "error:" in checked.err and "6 of 16 elements were never written" in checked.err
 
 
+def test_run_governs_the_warning_as_compile_does(cli: Any, tmp_path: Path) -> None:
+    """-Werror=unwritten-output (or -Werror) fails the run and writes no output; -Wno-... and
+    -w silence it; an unknown name is a usage error with did-you-mean."""
+    _, vgf = two_shaders(tmp_path, 10, 16)
+    np.save(tmp_path / "x.npy", X)
+    args = ("run", str(vgf), "-i", str(tmp_path / "x.npy"), "-o", str(tmp_path / "out"))
+    for werror in ("-Werror=unwritten-output", "-Werror"):
+        failed = cli(*args, werror)
+        assert failed.code == 1, failed.err
+        assert "error:" in failed.err and "[-Werror=unwritten-output]" in failed.err
+        assert not (tmp_path / "out").exists()
+    as_json = cli(*args, "-Werror", "--json")
+    assert as_json.code == 1 and json.loads(as_json.out)["ok"] is False
+    assert not (tmp_path / "out").exists()
+    for quiet in ("-Wno-unwritten-output", "-w", "-Werror -w"):
+        silent = cli(*args, *quiet.split())
+        assert silent.code == 0 and "unwritten" not in silent.err, silent.err
+        assert (tmp_path / "out" / "y.npy").exists()
+    kept = cli(*args, "-Werror", "-Wno-error=unwritten-output")
+    assert kept.code == 0 and "[-Wunwritten-output]" in kept.err
+    wrong = cli(*args, "-Wunwriten-output")
+    assert wrong.code == 2 and "unwritten-output" in wrong.err
+
+
 def test_a_dispatch_beyond_the_limit_is_refused_before_it_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,12 +15,15 @@ from typing import Any
 import click
 import numpy as np
 
-from vgfc.cli.errors import handle_errors
-from vgfc.cli.options import InputPath, inputs_option, run_options
+from vgfc.cli.options import InputPath, declare, inputs_option, run_options
 from vgfc.diagnostics import InputError
 from vgfc.files.outputs import write_atomically
 from vgfc.ir import Array
 from vgfc.runner.run import DEFAULT_TIMEOUT
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vgfc.compilation import Options
 
 __all__ = [
     "PUSH_CONSTANTS_HELP",
@@ -156,7 +159,7 @@ def read_push_data(path: str) -> bytes:
 @run_options
 @timeout_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the outputs.")
-@handle_errors
+@declare("run")
 def run(
     vgf: Path,
     inputs: tuple[str, ...],
@@ -168,6 +171,7 @@ def run(
     device: str,
     timeout: float,
     as_json: bool,
+    options: Options,
 ) -> None:
     """Run VGF on the CPU (lavapipe, Arm's ML emulation layers, the scenario runner).
 
@@ -178,7 +182,9 @@ def run(
 
     Every output and every value passed between segments starts as a canary: elements no
     segment wrote are reported as warnings (how many, the first, the segment that should have
-    written them). Dispatches of more than 4194304 workgroups are refused (docs/limits.md).
+    written them); -Werror=unwritten-output fails the run instead (exit 1, no output written),
+    -Wno-unwritten-output silences them. Dispatches of more than 4194304 workgroups are
+    refused (docs/limits.md).
 
     Needs pip install 'vgfc[run]' and apt-get install mesa-vulkan-drivers libvulkan1.
     """
@@ -245,15 +251,23 @@ def run(
     ran_on = "lavapipe (CPU)" if device == "cpu" else "the GPU's Vulkan driver"
     checked = ", validation-clean" if validate else ""
     seconds = time.perf_counter() - start
-    if result.unwritten:
+    verdict = options.warning_flags.verdict("unwritten-output")
+    if result.unwritten and verdict != "off":
         from vgfc.cli.console import print_diagnostic, stderr_console
 
         console = stderr_console()
+        warned = Severity.ERROR if verdict == "error" else Severity.WARNING
         for u in result.unwritten:
-            severity = Severity.WARNING if u.carried_from is None else Severity.NOTE
-            tag = "unwritten-output" if severity is Severity.WARNING else None
+            severity = warned if u.carried_from is None else Severity.NOTE
+            tag = "unwritten-output" if severity is not Severity.NOTE else None
             where = Location(file=str(vgf))
             print_diagnostic(console, Diagnostic(severity, u.describe(), where, name=tag))
+        if verdict == "error":  # as a compile under -Werror: nothing written, exit 1
+            if as_json:
+                unwritten = [u.to_json() for u in result.unwritten]
+                doc = {"model": str(vgf), "device": device, "ok": False, "unwritten": unwritten}
+                click.echo(json.dumps(doc, indent=2))
+            raise click.exceptions.Exit(1)
 
     written: dict[str, str] = {}
     if output_dir is not None:
