@@ -7,6 +7,8 @@ vgfc compiles (the constants reach the shader through a graph segment) and ``vgf
 on lavapipe; the reference converter compiles and runs the same file. The outputs must be
 bit-identical, and within one step of a numpy oracle written from the shaders' GLSL (bilinear
 filtering of int8 snorm texels by Vulkan's rules: lavapipe's filter weights are not exact).
+The sampler payloads also run as ExecuTorch lays out a 3-channel image (padded to 4 channels
+before the shader, sliced back after it), with graph work on both sides of the shader.
 
 ``tests/data/executorch_shader_payloads/`` holds one export (ExecuTorch 1.5.1); with
 ``VGFC_EXECUTORCH_SHADER_PAYLOADS=DIR`` the same checks run on a fresh one
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 import pytest
 from reference_tools import tool
+from tosa_catalogue import attribute_table
 from tosa_factory import SHADER_DOMAIN, Op, T, build, custom
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,6 +160,87 @@ def test_vgfc_compiles_runs_and_matches_the_oracle_and_the_reference(
     print(f"{case['name']}: max error against the numpy oracle: {err} step(s) of int8")
     assert err <= 1
 
+    converter = tool("model-converter", "ai-ml-sdk-model-converter")
+    theirs = tmp_path / "model-converter.vgf"
+    subprocess.run(
+        [str(converter), "--input", str(model), "--output", str(theirs)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    reference = _run(vgfc_exe, theirs, arrays, tmp_path / "out-model-converter")
+    assert np.array_equal(reference.view(np.int8).reshape(got.shape), got)
+
+
+SAMPLERS = [c for c in CASES if c["oracle"]["kind"] == "grid_sample"]
+
+
+def _three_channel_model(case: dict[str, Any], path: Path) -> None:
+    """The case as ExecuTorch's rewrite lays out a 3-channel image (``_pad_c3_input_to_c4``):
+    the NCHW image padded with a zero channel (PAD, its value a CONST), TRANSPOSEd to NHWC, the
+    same sampler payload, and the result TRANSPOSEd back and SLICEd to 3 channels."""
+    image, grid, scale, zero = case["operands"]
+    _, h, w, _ = image["shape"]
+    _, ho, wo, _ = case["output"]["shape"]
+    perms = attribute_table("TRANSPOSE")
+    tensors = [
+        T("x", (1, 3, h, w), "INT8"),
+        T("pad_value", (1,), "INT8", data=np.zeros(1, np.int8)),
+        T("padded", (1, 4, h, w), "INT8"),
+        T("image", (1, h, w, 4), "INT8"),
+        T("grid", grid["shape"], "INT8"),
+        T("grid_scale", scale["shape"], "FP32", data=np.asarray(scale["data"], np.float32)),
+        T("grid_zero_point", zero["shape"], "INT32", data=np.asarray(zero["data"], np.int32)),
+        T("sampled", (1, ho, wo, 4), "INT8"),
+        T("nchw", (1, 4, ho, wo), "INT8"),
+        T("output", (1, 3, ho, wo), "INT8"),
+    ]
+    names = ["image", "grid", "grid_scale", "grid_zero_point"]
+    ops = [
+        Op("CONST_SHAPE", [], ["padding"]),
+        Op("CONST", [], ["pad_value"]),
+        Op("PAD", ["x", "padding", "pad_value"], ["padded"]),
+        Op("TRANSPOSE", ["padded"], ["image"], perms, {"perms": [0, 2, 3, 1]}),
+        Op("CONST", [], ["grid_scale"]),
+        Op("CONST", [], ["grid_zero_point"]),
+        custom(names, ["sampled"], case["operator_name"], SHADER_DOMAIN, case["payload"]),
+        Op("TRANSPOSE", ["sampled"], ["nchw"], perms, {"perms": [0, 3, 1, 2]}),
+        Op("CONST_SHAPE", [], ["start"]),
+        Op("CONST_SHAPE", [], ["size"]),
+        Op("SLICE", ["nchw", "start", "size"], ["output"]),
+    ]
+    shapes = [
+        ("padding", 8, (0, 0, 0, 1, 0, 0, 0, 0)),
+        ("start", 4, (0, 0, 0, 0)),
+        ("size", 4, (1, 3, ho, wo)),
+    ]
+    path.write_bytes(build(tensors, ops, ["x", "grid"], ["output"], shapes=shapes))
+
+
+@pytest.mark.parametrize("case", SAMPLERS, ids=[c["name"] for c in SAMPLERS])
+def test_a_three_channel_image_padded_as_executorch_pads_it(
+    case: dict[str, Any], tmp_path: Path, vgfc_exe: Any
+) -> None:
+    """ExecuTorch's C=3 int8 grid sample: graph work (PAD, TRANSPOSE, the constants written
+    out) before the shader and after it (TRANSPOSE, SLICE), compiled by vgfc and run; equal
+    to the oracle on the zero-padded image, and bit-identical to the reference converter's."""
+    model = tmp_path / "model.tosa"
+    _three_channel_model(case, model)
+    rng = np.random.default_rng(11)
+    _, h, w, _ = case["operands"][0]["shape"]
+    arrays = {
+        "x": rng.integers(-127, 128, (1, 3, h, w)).astype(np.int8),
+        "grid": rng.integers(-40, 41, case["operands"][1]["shape"]).astype(np.int8),
+    }
+    ours = tmp_path / "vgfc.vgf"
+    compiled = vgfc_exe("compile", "-q", str(model), "-o", str(ours))
+    assert compiled.code == 0, compiled.err
+    got = _run(vgfc_exe, ours, arrays, tmp_path / "out-vgfc")
+    assert got.dtype == np.int8 and got.shape == (1, 3, *case["output"]["shape"][1:3])
+    padded = np.concatenate([arrays["x"], np.zeros((1, 1, h, w), np.int8)], axis=1)
+    nhwc = {"image": padded.transpose(0, 2, 3, 1), "grid": arrays["grid"]}
+    want = _oracle(case, nhwc).transpose(0, 3, 1, 2)[:, :3]
+    assert int(np.abs(got.astype(int) - want.astype(int)).max()) <= 1
     converter = tool("model-converter", "ai-ml-sdk-model-converter")
     theirs = tmp_path / "model-converter.vgf"
     subprocess.run(
