@@ -131,6 +131,21 @@ def _run(vgfc_exe: Any, vgf: Path, arrays: dict[str, np.ndarray], out: Path) -> 
     return np.load(result)
 
 
+def _reference(
+    vgfc_exe: Any, model: Path, arrays: dict[str, np.ndarray], folder: Path
+) -> np.ndarray:
+    """``model`` compiled by the reference converter and run as vgfc's VGF is."""
+    converter = tool("model-converter", "ai-ml-sdk-model-converter")
+    theirs = folder / "model-converter.vgf"
+    subprocess.run(
+        [str(converter), "--input", str(model), "--output", str(theirs)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return _run(vgfc_exe, theirs, arrays, folder / "out-model-converter")
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_vgfc_compiles_runs_and_matches_the_oracle_and_the_reference(
     case: dict[str, Any], tmp_path: Path, vgfc_exe: Any
@@ -160,15 +175,7 @@ def test_vgfc_compiles_runs_and_matches_the_oracle_and_the_reference(
     print(f"{case['name']}: max error against the numpy oracle: {err} step(s) of int8")
     assert err <= 1
 
-    converter = tool("model-converter", "ai-ml-sdk-model-converter")
-    theirs = tmp_path / "model-converter.vgf"
-    subprocess.run(
-        [str(converter), "--input", str(model), "--output", str(theirs)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    reference = _run(vgfc_exe, theirs, arrays, tmp_path / "out-model-converter")
+    reference = _reference(vgfc_exe, model, arrays, tmp_path)
     assert np.array_equal(reference.view(np.int8).reshape(got.shape), got)
 
 
@@ -241,13 +248,5 @@ def test_a_three_channel_image_padded_as_executorch_pads_it(
     nhwc = {"image": padded.transpose(0, 2, 3, 1), "grid": arrays["grid"]}
     want = _oracle(case, nhwc).transpose(0, 3, 1, 2)[:, :3]
     assert int(np.abs(got.astype(int) - want.astype(int)).max()) <= 1
-    converter = tool("model-converter", "ai-ml-sdk-model-converter")
-    theirs = tmp_path / "model-converter.vgf"
-    subprocess.run(
-        [str(converter), "--input", str(model), "--output", str(theirs)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    reference = _run(vgfc_exe, theirs, arrays, tmp_path / "out-model-converter")
+    reference = _reference(vgfc_exe, model, arrays, tmp_path)
     assert np.array_equal(reference.view(np.int8).reshape(got.shape), got)

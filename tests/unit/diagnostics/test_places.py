@@ -163,10 +163,9 @@ def test_an_error_in_an_included_file_starts_with_that_file(
     vgfc_exe, tmp_path: Path, command: str
 ) -> None:
     including_library(tmp_path)
-    args = ["m.tosa", "--kernels", "kernels/lib.yaml"] if command == "compile" else []
-    run = vgfc_exe(
-        command, *args, *(["kernels/lib.yaml"] if not args else []), "-I", "inc", cwd=tmp_path
-    )
+    given = ["m.tosa", "--kernels"] if command == "compile" else []
+    args = (command, *given, "kernels/lib.yaml", "-I", "inc")
+    run = vgfc_exe(*args, cwd=tmp_path)
     assert run.code == 1
     lines = run.err.splitlines()
     assert lines[0].startswith("inc/sub/b.glsl:2:36: error: GLSL compilation failed: 'factor'"), (
@@ -176,15 +175,7 @@ def test_an_error_in_an_included_file_starts_with_that_file(
     assert lines[1].strip() == "float scaled(float x) { return x * factor; }"
     assert lines[-1].endswith("test/Op: k: k.comp")
     assert not (tmp_path / "m.vgf").exists()
-    run = vgfc_exe(
-        command,
-        *args,
-        *(["kernels/lib.yaml"] if not args else []),
-        "-I",
-        "inc",
-        "--diagnostics-format=sarif",
-        cwd=tmp_path,
-    )
+    run = vgfc_exe(*args, "--diagnostics-format=sarif", cwd=tmp_path)
     (result,) = sarif(run.err)["runs"][0]["results"]
     where = result["locations"][0]["physicalLocation"]
     assert where["artifactLocation"]["uri"] == "inc/sub/b.glsl"
