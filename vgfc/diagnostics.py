@@ -62,6 +62,8 @@ class Origin:
     shader_file: str | None = None
     """The kernel's shader file as an editor opens it: beside the library as the user named
     it (``kernels/swish.comp``), else its real path. Where ``shader_code:LINE:COL`` points."""
+    column: int | None = None
+    """The column of ``line``'s entry or kernel, for gcc's first line (never in a message)."""
 
     def shown_key(self, key: str | None, op: str | None) -> str | None:
         """``key`` (an attribute key of the op, or ``None``) as a diagnostic shows it."""
@@ -165,7 +167,9 @@ class Location:
         """``file: op #i OP 'name' (domain): tensor 't': key``, without a trailing colon."""
         parts: list[str] = []
         if self.file is not None:
-            parts.append(Place(self.file, self.file_line, self.file_column).render())
+            # The column belongs to the first line's place (split); a location quoted in a
+            # message, or in a note, names the file and line.
+            parts.append(Place(self.file, self.file_line).render())
         if self.op_index is not None or self.op is not None:
             words = []
             if self.op_index is not None:
@@ -211,7 +215,7 @@ class Location:
             context = origin.detail(self.key, self.op)
             if self.line is not None:
                 context += f":{self.line}" + (f":{self.column}" if self.column else "")
-            return Place(origin.file, origin.line), context, op.render() or None
+            return Place(origin.file, origin.line, origin.column), context, op.render() or None
         if self.source is not None and self.line is not None:
             rest = replace(self, line=None, column=None, source=None)
             return Place(self.source, self.line, self.column), "", rest.render() or None

@@ -62,6 +62,7 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
                 where = Location(
                     file=at.file,
                     file_line=at.file_line,
+                    file_column=at.file_column,
                     key=f"{entry.label}: compose: {problem[0]}",
                 )
                 error = Diagnostic(Severity.ERROR, problem[1], where)
@@ -72,9 +73,12 @@ def check_library(library: Library, options: Any = None) -> Iterator[KernelCheck
                 local = _check_kernel(entry, kernel, options)
             except VgfcError as e:
                 d = e.diagnostic
-                at = entry.where(kernel.line)
+                at = entry.where(kernel.line, kernel.column)
                 at = Location(
-                    file=at.file, file_line=at.file_line, key=f"{entry.label}: {kernel.name}"
+                    file=at.file,
+                    file_line=at.file_line,
+                    file_column=at.file_column,
+                    key=f"{entry.label}: {kernel.name}",
                 )
                 if d.location.key in (None, "shader_code") and d.location.line is not None:
                     # Where in the shader file: the first line starts there (gcc's form).

@@ -31,7 +31,9 @@ def define(entry: Entry) -> TorchOp:
     ``torch`` line."""
     assert entry.torch is not None
     checked = check_torch(entry)
-    where = Location(key=f"{entry.label}: torch").merged(entry.where(entry.torch_line))
+    where = Location(key=f"{entry.label}: torch").merged(
+        entry.where(entry.torch_line, entry.torch_column)
+    )
     try:
         schema = torch._C.parse_schema(entry.torch)
     except RuntimeError as e:  # what vgfc's reading let through and torch does not

@@ -128,8 +128,10 @@ def _build(
     before: list[Operator] = []
     after: list[Operator] = []
     kernel_names: dict[str, str] = {}
-    line = kernel.line or entry.line
-    inserted = Origin("conversion", entry.label, entry.library.shown, line, kernel.name)
+    line, column = (kernel.line, kernel.column) if kernel.line else (entry.line, entry.column)
+    inserted = Origin(
+        "conversion", entry.label, entry.library.shown, line, kernel.name, column=column
+    )
     for name in entry.inputs:
         kernel_names[name], ops = converted(
             op, name, tensors[name], views[name], entry, fresh, new, inserted
@@ -161,6 +163,7 @@ def _build(
                 + [(f"output_{i}", n) for i, n in enumerate(entry.outputs)]
             ),
             shader_file(entry.library, kernel.shader.path),
+            column,
         ),
     )
     conversions = tuple(note for v in views.values() for note in v.notes)

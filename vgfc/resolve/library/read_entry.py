@@ -47,6 +47,8 @@ class Reader(KernelReader, ComposeReader):
         compose = None
         if raw.get("compose") is not None:
             compose = self.compose(raw["compose"], inputs, outputs, graph_names, [*at, "compose"])
+        line, column = self.lines.place(at)
+        torch = self.lines.place([*at, "torch"]) if "torch" in raw else (0, None)
         return Entry(
             domain=raw["domain"],
             name=raw["name"],
@@ -58,11 +60,13 @@ class Reader(KernelReader, ComposeReader):
             kernels=kernels,
             compose=compose,
             library=self.library,
-            line=self.lines.line(at),
+            line=line,
+            column=column,
             example=self.example(raw.get("example") or {}, params, operands, [*at, "example"]),
             reference=raw.get("reference"),
             torch=raw.get("torch"),
-            torch_line=self.lines.line([*at, "torch"]) if "torch" in raw else 0,
+            torch_line=torch[0],
+            torch_column=torch[1],
         )
 
     def example(

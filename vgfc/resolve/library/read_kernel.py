@@ -99,6 +99,7 @@ class KernelReader(SectionReader):
                     dispatch_size(e, {})
                 except ExprError as err:
                     raise self.fail(str(err), [*at, "dispatch", key, k]) from None
+        line, column = self.lines.place(at)
         return Kernel(
             name=raw.get("name") or f"kernel {j}",
             arg_meta=self.arg_meta(raw.get("arg_meta"), operands, [*at, "arg_meta"]),
@@ -108,7 +109,8 @@ class KernelReader(SectionReader):
             resources=resources,
             global_size=sizes if key == "global" else None,
             workgroups=sizes if key == "workgroups" else None,
-            line=self.lines.line(at),
+            line=line,
+            column=column,
             allow_lossy=self.allow_lossy(raw.get("allow_lossy", False), operands, at),
         )
 

@@ -48,9 +48,11 @@ class SectionReader:
         self.roots = (str(self.base), *(os.path.realpath(d) for d in include_dirs))
 
     def fail(self, message: str, path: Sequence[Any]) -> InputError:
+        line, column = self.lines.place(path)
         where = Location(
             file=self.library.shown,
-            file_line=self.lines.line(path),
+            file_line=line,
+            file_column=column,
             key=path_text(self.data, path),
         )
         return InputError(message, where)

@@ -104,6 +104,8 @@ class Kernel:
     global_size: tuple[Expr, ...] | None
     workgroups: tuple[Expr, ...] | None
     line: int
+    column: int | None = None
+    """The column of the kernel's item in ``kernels`` (``line``'s), for gcc's first line."""
     allow_lossy: frozenset[str] = frozenset()
     """Operands kernel selection may convert with a CAST that loses information
     (``allow_lossy: true`` names them all)."""
@@ -157,6 +159,9 @@ class Entry:
     """A PyTorch schema, ``my_ops::swish(Tensor x, float beta=1.0) -> Tensor``: the op
     :func:`vgfc.executorch.load` defines for the entry."""
     torch_line: int = 0
+    torch_column: int | None = None
+    column: int | None = None
+    """The column of the entry's item in ``operators`` (``line``'s), for gcc's first line."""
 
     @property
     def label(self) -> str:
@@ -166,9 +171,15 @@ class Entry:
     def operands(self) -> tuple[str, ...]:
         return self.inputs + self.outputs
 
-    def where(self, line: int | None = None) -> Location:
-        """The library file and line, for diagnostics."""
-        return Location(file=self.library.shown, file_line=line or self.line, key=self.label)
+    def where(self, line: int | None = None, column: int | None = None) -> Location:
+        """The library file and line (the entry's, or ``line`` and ``column`` of something in
+        it), for diagnostics."""
+        return Location(
+            file=self.library.shown,
+            file_line=line or self.line,
+            file_column=column if line else self.column,
+            key=self.label,
+        )
 
 
 @record

@@ -189,7 +189,9 @@ def check_torch(entry: Entry) -> TorchSchema:
     have defaults; one tensor result, the entry's one output, which a kernel (not a composed
     graph) computes. Raises :class:`InputError` at ``lib.yaml:LINE: entry: torch``."""
     assert entry.torch is not None
-    where = Location(key=f"{entry.label}: torch").merged(entry.where(entry.torch_line))
+    where = Location(key=f"{entry.label}: torch").merged(
+        entry.where(entry.torch_line, entry.torch_column)
+    )
     try:
         schema = parse_torch(entry.torch)
         _check(entry, schema)

@@ -64,7 +64,10 @@ def _yaml_loader() -> type:
 
         def fail(self, message: str, mark: Any) -> InputError:
             line = mark.line + 1 if mark is not None else 0
-            return InputError(message, Location(file=self.shown, file_line=line))
+            column = mark.column + 1 if mark is not None else None
+            return InputError(
+                message, Location(file=self.shown, file_line=line, file_column=column)
+            )
 
         def compose_node(self, parent: Any, index: Any) -> Any:
             # Composing recurses once per level: the depth is checked before it goes deeper.
@@ -148,16 +151,20 @@ class Lines:
         self.root = root
 
     def line(self, path: Sequence[Any]) -> int:
+        return self.place(path)[0]
+
+    def place(self, path: Sequence[Any]) -> tuple[int, int]:
+        """(line, column), both 1-based, of the value at ``path``: of its key in a mapping (not
+        of its block), of the item in a list; of the deepest step the document has."""
         import yaml
 
         node = self.root
-        line = int(node.start_mark.line) + 1
+        mark = node.start_mark
         for step in path:
             if isinstance(node, yaml.MappingNode):
                 for k, v in node.value:
                     if k.value == step or str(k.value) == str(step):
-                        node = v
-                        line = int(k.start_mark.line) + 1  # the key's line, not its block's
+                        node, mark = v, k.start_mark
                         break
                 else:
                     break
@@ -165,10 +172,10 @@ class Lines:
                 if step >= len(node.value):
                     break
                 node = node.value[step]
-                line = int(node.start_mark.line) + 1
+                mark = node.start_mark
             else:
                 break
-        return line
+        return int(mark.line) + 1, int(mark.column) + 1
 
 
 def _validate(data: Any, lines: Lines, shown: str) -> None:
@@ -188,7 +195,8 @@ def _validate(data: Any, lines: Lines, shown: str) -> None:
     error = jsonschema.exceptions.best_match(errors)
     assert error is not None
     path = list(error.absolute_path)
-    where = Location(file=shown, file_line=lines.line(path), key=path_text(data, path))
+    line, column = lines.place(path)
+    where = Location(file=shown, file_line=line, file_column=column, key=path_text(data, path))
     raise InputError(_schema_message(error), where)
 
 
