@@ -79,6 +79,12 @@ def entry_line(lib: Library, kernel: bool) -> int:
     return entry.kernels[0].line if kernel else entry.line
 
 
+def item_column(lib: Library, line: int) -> int:
+    """The column of the list item on ``line`` of the file: its first key, after ``- ``."""
+    text = lib.path.read_text().splitlines()[line - 1]
+    return len(text) - len(text.lstrip(" -")) + 1
+
+
 def test_a_library_kernels_shader_error_carries_the_kernel_as_data(tmp_path: Path) -> None:
     lib = load_library(kernel_library(tmp_path, "x[i] +"))
     with pytest.raises(ShaderError) as e:
@@ -93,6 +99,7 @@ def test_a_library_kernels_shader_error_carries_the_kernel_as_data(tmp_path: Pat
         "k.comp",
         (("input_0", "x"), ("output_0", "y")),
         str(tmp_path / "k.comp"),
+        item_column(lib, entry_line(lib, kernel=True)),
     )
     assert where.key == "shader_code"  # the op's own key; the library's is rendered from it
     declared = f"{lib.shown}:{where.origin.line}: test/Op: k"
@@ -110,6 +117,7 @@ def test_a_library_kernels_shader_error_carries_the_kernel_as_data(tmp_path: Pat
         "shader": "k.comp",
         "operands": (("input_0", "x"), ("output_0", "y")),
         "shader_file": str(tmp_path / "k.comp"),
+        "column": where.origin.column,
     }
 
 
@@ -130,7 +138,9 @@ def test_composed_ops_and_inserted_conversions_carry_their_origin(tmp_path: Path
     result = compile_model(model(tmp_path), Options(kernels=(str(lib.path),)))
     assert result.graph is not None
     (add,) = [op for op in result.graph.operators if op.op == "ADD"]
-    assert add.origin == Origin("compose", "test/Op", lib.shown, entry_line(lib, kernel=False))
+    line = entry_line(lib, kernel=False)
+    column = item_column(lib, line)
+    assert add.origin == Origin("compose", "test/Op", lib.shown, line, column=column)
     declared = f"{lib.shown}:{add.origin.line}: test/Op"
     assert Location(key="shift").merged(add.where("m.tosa")).render() == (
         f"m.tosa: op #0 ADD: {declared}: compose: ADD: shift"
