@@ -36,15 +36,9 @@ RECORDED: dict[str, str] = harness.load_reference_results()
 
 
 def _tools_ready() -> None:
-    from vgfc.diagnostics import UnsupportedError
-    from vgfc.runner import find_stack
-
-    try:
-        find_stack()
-        harness.model_converter()
-        harness.tosa_verify()
-    except (UnsupportedError, FileNotFoundError) as e:
-        missing(str(e))
+    why = harness.tools_missing()
+    if why is not None:
+        missing(why)
 
 
 class _Summary:

@@ -43,15 +43,9 @@ PARAMS = [(kind, t.name) for kind, tests in TESTS.items() for t in tests]
 
 
 def harness_ready() -> None:
-    from vgfc.diagnostics import UnsupportedError
-    from vgfc.runner import find_stack
-
-    try:
-        find_stack()
-        harness.model_converter()
-        harness.tosa_verify()
-    except (UnsupportedError, FileNotFoundError) as e:
-        missing(str(e))
+    why = harness.tools_missing()
+    if why is not None:
+        missing(why)
 
 
 @pytest.fixture(scope="module")

@@ -184,6 +184,21 @@ def model_converter() -> Path:
     return exe
 
 
+def tools_missing() -> str | None:
+    """Why the harness cannot run here (the CPU run stack, the reference converter or
+    tosa_verify is missing, with how to install it), or ``None``."""
+    from vgfc.diagnostics import UnsupportedError
+    from vgfc.runner import find_stack
+
+    try:
+        find_stack()
+        model_converter()
+        tosa_verify()
+    except (UnsupportedError, FileNotFoundError) as e:
+        return str(e)
+    return None
+
+
 @functools.cache
 def tosa_verify() -> Path:
     """tosa-tools' compliance checker: the native program in the distribution's ``bin/`` (the

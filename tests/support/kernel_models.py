@@ -35,6 +35,28 @@ rng = np.random.default_rng(20240611)
 ML, SH = PartitionKind.ML, PartitionKind.SHADER
 
 
+def one_kernel_library(folder: Path, shader: str, *, binding: int = 1, extra: str = "") -> Path:
+    """``folder/lib.yaml``: entry test/Op (x -> y, its item on line 3) with one kernel ``k``
+    (line 8) on ``folder/k.comp`` (written from ``shader``), x at binding 0 and y at ``binding``,
+    16 invocations; ``extra``: more lines of the kernel, indented 8 spaces."""
+    (folder / "k.comp").write_text(shader)
+    path = folder / "lib.yaml"
+    path.write_text(
+        "vgfc_kernels: 1\n"
+        "operators:\n"
+        "  - domain: test\n"
+        "    name: Op\n"
+        "    inputs: [x]\n"
+        "    outputs: [y]\n"
+        "    kernels:\n"
+        "      - name: k\n"
+        "        shader: {file: k.comp}\n"
+        f"        resources: {{x: {{binding: 0}}, y: {{binding: {binding}}}}}\n"
+        "        dispatch: {global: [16]}\n" + extra
+    )
+    return path
+
+
 def write(
     path: Path, tensors: Sequence[T], ops: Sequence[Op], ins: Sequence[str], outs: Sequence[str]
 ) -> Path:

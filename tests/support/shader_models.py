@@ -1,7 +1,8 @@
 """A model with a Vulkan custom shader op, and the ways its payload breaks ``vgfc check``.
 
 ``model`` builds x -> ABS -> shader -> ... -> y (1x64 fp32 each) around the payloads ``attrs``
-makes: a GLSL shader (``COPY``) with one storage buffer in and one out, declared to match.
+makes: a GLSL shader (``COPY``) with one storage buffer in and one out, declared to match
+(``AFFINE`` is a plain shader of the same bindings for front-end tests).
 ``CHECK_CASES`` holds one broken payload per contract and cross-check error, with the message
 ``vgfc check`` gives after the op's location (``where``); the check tests, the pipeline's
 check-equals-compile test and the goldens all use them. ``INFO`` is a reflection with every kind
@@ -26,6 +27,18 @@ void main() {
     if (i < 64u) y[i] = x[i] * 2.0;
 }
 """
+
+
+AFFINE = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer In { float x[]; };
+layout(set = 0, binding = 1) writeonly buffer Out { float y[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    y[i] = 2.0 * x[i] + 1.0;
+}
+"""
+"""y = 2x + 1 over a storage buffer, 64 invocations a workgroup: the front end's plain GLSL case."""
 
 
 def attrs(code: str = COPY, **over: Any) -> dict[str, Any]:

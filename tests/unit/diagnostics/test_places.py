@@ -15,6 +15,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from kernel_models import one_kernel_library
 from shader_models import attrs, model
 from tosa_factory import T, build, custom
 
@@ -36,24 +37,7 @@ def kernel_library(folder: Path, shader: str = SHADER, binding: int = 1) -> None
     """kernels/lib.yaml with one kernel for test/Op in kernels/k.comp, and m.tosa using it."""
     lib = folder / "kernels"
     lib.mkdir()
-    (lib / "k.comp").write_text(shader)
-    (lib / "lib.yaml").write_text(
-        textwrap.dedent(
-            f"""\
-            vgfc_kernels: 1
-            operators:
-              - domain: test
-                name: Op
-                inputs: [x]
-                outputs: [y]
-                kernels:
-                  - name: k
-                    shader: {{file: k.comp}}
-                    resources: {{x: {{binding: 0}}, y: {{binding: {binding}}}}}
-                    dispatch: {{global: [16]}}
-            """
-        )
-    )
+    one_kernel_library(lib, shader, binding=binding)
     tensors = [T("x", (1, 16)), T("y", (1, 16))]
     op = custom(["x"], ["y"], "Op", domain="test", attrs={})
     (folder / "m.tosa").write_bytes(build(tensors, [op], ["x"], ["y"]))

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from kernel_models import one_kernel_library
 from tosa_factory import T, build, custom
 
 from vgfc.compiler import Options, compile_model
@@ -25,26 +26,7 @@ void main() { uint i = gl_GlobalInvocationID.x; y[i] = BODY; }
 
 
 def kernel_library(folder: Path, body: str, arg_meta: str = "") -> Path:
-    (folder / "k.comp").write_text(SHADER.replace("BODY", body))
-    path = folder / "lib.yaml"
-    path.write_text(
-        textwrap.dedent(
-            f"""\
-            vgfc_kernels: 1
-            operators:
-              - domain: test
-                name: Op
-                inputs: [x]
-                outputs: [y]
-                kernels:
-                  - name: k
-                    shader: {{file: k.comp}}
-                    resources: {{x: {{binding: 0}}, y: {{binding: 1}}}}
-                    dispatch: {{global: [16]}}
-            {arg_meta}"""
-        )
-    )
-    return path
+    return one_kernel_library(folder, SHADER.replace("BODY", body), extra=arg_meta)
 
 
 def compose_library(folder: Path) -> Path:

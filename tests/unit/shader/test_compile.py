@@ -10,21 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from shader_models import AFFINE as GLSL
 
 from vgfc.diagnostics import ErrorKind, ShaderError
 from vgfc.shader import CompileOptions, Language, cmeel_file, compile_shader
 from vgfc.spirv.reflect import reflect
 from vgfc.spirv.spirv_tools import disassemble, validate
-
-GLSL = """#version 450
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) readonly buffer In { float x[]; };
-layout(set = 0, binding = 1) writeonly buffer Out { float y[]; };
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    y[i] = 2.0 * x[i] + 1.0;
-}
-"""
 
 HLSL = """[[vk::binding(0, 0)]] StructuredBuffer<float> a;
 [[vk::binding(1, 0)]] RWStructuredBuffer<float> z;

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from paths import SAMPLES_DIR
 from reference_tools import tool
+from shader_models import AFFINE as GLSL
 
 from vgfc.diagnostics import ShaderError
 from vgfc.options import SPIRV_VERSIONS, TARGET_ENVS
@@ -25,16 +26,6 @@ EXPECTED = {
     "vulkan1.3": (1, 6),
     "vulkan1.4": (1, 6),
 }
-
-GLSL = """#version 450
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) readonly buffer In { float x[]; };
-layout(set = 0, binding = 1) writeonly buffer Out { float y[]; };
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    y[i] = 2.0 * x[i] + 1.0;
-}
-"""
 
 HLSL = """[[vk::binding(0, 0)]] StructuredBuffer<float> a;
 [[vk::binding(1, 0)]] RWStructuredBuffer<float> z;
