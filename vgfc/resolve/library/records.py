@@ -160,6 +160,7 @@ class Entry:
     :func:`vgfc.executorch.load` defines for the entry."""
     torch_line: int = 0
     torch_column: int | None = None
+    """The line and column of the ``torch:`` key (0 and ``None``: no schema)."""
     column: int | None = None
     """The column of the entry's item in ``operators`` (``line``'s), for gcc's first line."""
 

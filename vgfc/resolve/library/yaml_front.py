@@ -4,7 +4,8 @@ The YAML is read by PyYAML in safe mode, held to the limits of :mod:`vgfc.limits
 parsed: nesting depth, values (aliases expanded, so an alias bomb is refused), and the length of
 numbers. The data is then validated against ``schemas/kernel_library.schema.json``. Line numbers
 come from PyYAML's node tree, kept beside the plain data (:class:`Lines`), so that every problem,
-here or in the readers, names the line of the offending key (:func:`path_text` names its key).
+here or in the readers, names the line and column of the offending key (:func:`path_text` names
+its key).
 """
 
 from __future__ import annotations
@@ -145,13 +146,10 @@ def _count_nodes(node: Any, shown: str) -> None:
 
 
 class Lines:
-    """The line of any value of the document, by its path of keys and indices."""
+    """The line and column of any value of the document, by its path of keys and indices."""
 
     def __init__(self, root: Any) -> None:
         self.root = root
-
-    def line(self, path: Sequence[Any]) -> int:
-        return self.place(path)[0]
 
     def place(self, path: Sequence[Any]) -> tuple[int, int]:
         """(line, column), both 1-based, of the value at ``path``: of its key in a mapping (not
