@@ -105,8 +105,12 @@ def load(path: str | os.PathLike[str], *, check: bool = True) -> Graph:
     """Read a ``.tosa`` file and, unless ``check`` is false, verify its structure."""
     from vgfc.read import load as read
     from vgfc.verify import verify
+    from vgfc.verify.spec import spec_errors
 
     graph = read(path)
     if check:
         verify(graph)
+        errors = spec_errors(graph, first_only=True)
+        if errors:
+            raise errors[0]
     return graph
