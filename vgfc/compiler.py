@@ -95,7 +95,7 @@ def _read(done: Compilation, request: Request) -> Produced:
 
 
 def _verify(done: Compilation, request: Request) -> Produced:
-    from vgfc.verify import verify
+    from vgfc.verify.structure import verify
 
     graph = done.graph
     assert graph is not None

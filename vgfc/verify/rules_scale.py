@@ -131,7 +131,8 @@ def _rescale(v: OpView) -> Iterator[Violation]:
         if values is None or element is None or all(x == 0 for x in values):
             continue
         if element is i16 and unsigned:
-            if any(x != 32768 for x in values):
+            # 32768 is stored in an INT16 tensor as its bit pattern, -32768.
+            if any(x & 0xFFFF not in (0, 0x8000) for x in values):
                 yield Violation(
                     u16,
                     f"{zp_name} is {values[0]}; an unsigned INT16 takes zero point 0 or 32768",

@@ -223,14 +223,14 @@ def _transpose_conv(
 ) -> Iterator[Violation]:
     shape, w, result = shape_of(source), shape_of(weight), shape_of(out)
     out_pad, stride = v.int_list("out_pad"), v.int_list("stride")
-    if shape is None or w is None or result is None or {len(shape), len(w), len(result)} != {4}:
+    if w is None or len(w) != 4:
         return
     kernels = w[1:3]
     if out_pad is not None and len(out_pad) == 4:
         for i, axis in enumerate(_AXES):
             if min(out_pad[2 * i], out_pad[2 * i + 1]) <= -kernels[i]:
                 yield Violation(
-                    "OutPadSmallerKernel",
+                    "PadLargerEqualKernel",
                     f"out_pad {list(out_pad[2 * i : 2 * i + 2])} on the {axis} is not greater "
                     f"than -kernel {axis} {kernels[i]}",
                     key="out_pad",
@@ -242,6 +242,8 @@ def _transpose_conv(
                     "limit",
                     key="out_pad",
                 )
+    if shape is None or result is None or {len(shape), len(result)} != {4}:
+        return
     yield from _batch_channels(shape[0], result[0], w[0], result[3], out)
     if w[3] != shape[3]:
         yield Violation(

@@ -3,7 +3,8 @@ runs, and the level's limits, for every operator vgfc lowers.
 
 :data:`RULES` maps each operator to the functions that yield its violations (one per family:
 :mod:`~vgfc.verify.rules_elementwise`, :mod:`~vgfc.verify.rules_tensor`,
-:mod:`~vgfc.verify.rules_layout`, :mod:`~vgfc.verify.rules_scale`); :func:`check_level` holds
+:mod:`~vgfc.verify.rules_layout`, :mod:`~vgfc.verify.rules_scale`,
+:mod:`~vgfc.verify.rules_control`); :func:`check_level` holds
 every tensor to the level's rank. :func:`spec_errors` runs them on a graph and turns each
 violation into an :class:`~vgfc.diagnostics.InputError` naming the operator, the operand or
 attribute, the values and, in brackets, the condition's name (tosa-tools' name for it, as the
@@ -22,6 +23,7 @@ from types import MappingProxyType
 from vgfc.diagnostics import InputError
 from vgfc.ir import Graph, Operator
 from vgfc.verify.conditions import LEVEL, dims
+from vgfc.verify.rules_control import CONTROL_RULES
 from vgfc.verify.rules_elementwise import ELEMENTWISE_RULES
 from vgfc.verify.rules_layout import LAYOUT_RULES
 from vgfc.verify.rules_scale import SCALE_RULES
@@ -33,7 +35,7 @@ __all__ = ["RULES", "check_level", "spec_errors", "violations"]
 
 def _rules() -> dict[str, tuple[Rule, ...]]:
     rules: dict[str, tuple[Rule, ...]] = {}
-    for family in (ELEMENTWISE_RULES, TENSOR_RULES, LAYOUT_RULES, SCALE_RULES):
+    for family in (ELEMENTWISE_RULES, TENSOR_RULES, LAYOUT_RULES, SCALE_RULES, CONTROL_RULES):
         for op, rule in family.items():
             rules[op] = (*rules.get(op, ()), rule)
     return rules
@@ -65,16 +67,19 @@ def check_level(v: OpView) -> Iterator[Violation]:
 def _operand_names(op: str) -> tuple[str, ...]:
     from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, signature
 
-    # IDENTITY has no instruction (lowering forwards its input); its rule reads inputs[0].
+    # IDENTITY and control flow have no instruction: their rules read the inputs by position.
     return signature(op).inputs if op in TOSA_LOWERINGS else ()
 
 
-def violations(graph: Graph, op: Operator) -> Iterator[Violation]:
-    """Every condition of the specification ``op`` breaks in ``graph``."""
+def violations(
+    graph: Graph, op: Operator, regions: Mapping[str, Graph] | None = None
+) -> Iterator[Violation]:
+    """Every condition of the specification ``op`` breaks in ``graph`` (whose model's regions
+    are ``regions``, by default ``graph.blocks``)."""
     rules = RULES.get(op.op)
     if rules is None:
-        return  # a structural op (CONST, CUSTOM, control flow) or one of the 1.1 draft's
-    v = OpView(graph, op, _operand_names(op.op))
+        return  # a structural op (CONST, CUSTOM) or one of the 1.1 draft's
+    v = OpView(graph, op, _operand_names(op.op), regions)
     yield from check_level(v)
     for rule in rules:
         yield from rule(v)
@@ -86,7 +91,7 @@ def spec_errors(graph: Graph, *, first_only: bool = False) -> list[InputError]:
     errors: list[InputError] = []
     for g in (graph, *graph.blocks.values()):
         for op in g.operators:
-            for found in violations(g, op):
+            for found in violations(g, op, graph.blocks):
                 errors.append(
                     InputError(
                         f"{found.message} [{found.kind}]",

@@ -14,7 +14,7 @@ dynamic extension) is ``None``, and every condition on it is left to the device
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from vgfc.ir import AttrValue, DType, Graph, Operator, Tensor
 from vgfc.record import record
@@ -48,13 +48,21 @@ Rule = Callable[["OpView"], Iterator[Violation]]
 class OpView:
     """One operator of a graph, as a rule of the specification reads it."""
 
-    __slots__ = ("_names", "graph", "op")
+    __slots__ = ("_names", "graph", "op", "regions")
 
-    def __init__(self, graph: Graph, op: Operator, names: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        op: Operator,
+        names: tuple[str, ...],
+        regions: Mapping[str, Graph] | None = None,
+    ) -> None:
         self.graph = graph
         self.op = op
         self._names = names
         """The grammar's names of the operator's inputs, in order."""
+        self.regions: Mapping[str, Graph] = regions if regions is not None else graph.blocks
+        """The graphs of the model's other regions, by name (what control flow runs)."""
 
     # -- tensors -------------------------------------------------------------------------------
 
