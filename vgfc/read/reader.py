@@ -392,4 +392,3 @@ def _empty_constants(op: Operator, tensors: dict[str, Tensor]) -> None:
         t = tensors.get(name)
         if t is not None and t.data is None and t.shape is not None and 0 in t.shape:
             tensors[name] = replace(t, data=Data(memoryview(b"").toreadonly(), t.dtype, t.shape))
-

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from vgfc.ir import DType, Tensor
 from vgfc.record import record
-from vgfc.verify.view import OpView, Violation, dtype_of, shape_of
+from vgfc.verify.view import OpView, Violation, dtype_of, name_of, shape_of
 
 __all__ = [
     "LEVEL",
@@ -106,7 +106,7 @@ def broadcast(
             yield Violation(
                 "BroadcastShapesMismatch",
                 f"dimension {axis} cannot be broadcast: {said} (sizes must agree or be 1)",
-                tensor=shapes[-1][1].name,  # type: ignore[union-attr]
+                tensor=name_of(shapes[-1][1]),
             )
             return
         result.append(sizes.pop() if sizes else 1)
@@ -115,7 +115,7 @@ def broadcast(
         yield Violation(
             "DimensionMismatch",
             f"output shape {dims(out)} is not the broadcast of the inputs, {dims(result)}",
-            tensor=output.name,  # type: ignore[union-attr]
+            tensor=name_of(output),
         )
 
 

@@ -24,7 +24,7 @@ def _fits(
     if len(outer) != len(inner):
         yield Violation(kind, f"{what}: {len(inner)} tensors where the operator has {len(outer)}")
         return
-    for i, (o, t) in enumerate(zip(outer, inner)):
+    for i, (o, t) in enumerate(zip(outer, inner, strict=True)):
         if t is None:
             continue
         if o.dtype is not t.dtype or (
@@ -39,7 +39,9 @@ def _fits(
             return
 
 
-def _boolean(tensor: Tensor | None, kind_type: str, kind_shape: str, what: str) -> Iterator[Violation]:
+def _boolean(
+    tensor: Tensor | None, kind_type: str, kind_shape: str, what: str
+) -> Iterator[Violation]:
     if tensor is None:
         return
     if tensor.dtype is not DType.BOOL:

@@ -78,13 +78,15 @@ def _clamp(v: OpView) -> Iterator[Violation]:
             "MaxSmallerMin", f"max_val {high} is smaller than min_val {low}", key="max_val"
         )
     source = v.inputs[0] if v.op.inputs else None
-    bounds = _INTEGER_RANGE.get(source.dtype) if source is not None else None
+    if source is None:
+        return
+    bounds = _INTEGER_RANGE.get(source.dtype)
     if bounds is not None:
         for key, value in (("min_val", low), ("max_val", high)):
             if not bounds[0] <= value <= bounds[1]:
                 yield Violation(
                     "ClampValueOutOfRange",
-                    f"{key} {value} is not a {source.dtype.value} value "  # type: ignore[union-attr]
+                    f"{key} {value} is not a {source.dtype.value} value "
                     f"({bounds[0]} to {bounds[1]})",
                     key=key,
                 )
@@ -104,8 +106,7 @@ def _table(v: OpView) -> Iterator[Violation]:
     if want is not None and got is not None and got != (want,):
         yield Violation(
             "TableSizeMismatch",
-            f"table shape {dims(got)}; a {source.dtype.value} input takes a table of {want} "
-            "values",
+            f"table shape {dims(got)}; a {source.dtype.value} input takes a table of {want} values",
             tensor=table.name,
         )
 

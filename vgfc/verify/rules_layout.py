@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator
 
 from vgfc.verify.conditions import LEVEL, axis_in_range, dims, rank, same_shape
-from vgfc.verify.view import OpView, Violation, shape_of
+from vgfc.verify.view import OpView, Violation, name_of, shape_of
 
 __all__ = ["LAYOUT_RULES", "REDUCTIONS"]
 
@@ -20,7 +20,9 @@ REDUCTIONS = frozenset(
 )
 
 
-def _same_rank(label: str, a: tuple[int, ...], out: tuple[int, ...], name: str) -> Iterator[Violation]:
+def _same_rank(
+    label: str, a: tuple[int, ...], out: tuple[int, ...], name: str | None
+) -> Iterator[Violation]:
     if len(a) != len(out):
         yield Violation(
             "RankMismatch",
@@ -67,20 +69,20 @@ def _concat(v: OpView) -> Iterator[Violation]:
     result = shape_of(out)
     if result is None:
         return
-    yield from _same_rank("input", first, result, out.name)  # type: ignore[union-attr]
+    yield from _same_rank("input", first, result, name_of(out))
     if len(result) != len(first):
         return
     if result[axis] != total:
         yield Violation(
             "ConcatShapeSumMismatch",
             f"output dimension {axis} is {result[axis]}, the inputs' sum along it {total}",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
     elif any(result[d] != first[d] for d in range(len(first)) if d != axis):
         yield Violation(
             "ConcatInputDimMismatch",
             f"output {dims(result)} differs from the inputs {dims(first)} off the axis",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
 
 
@@ -89,19 +91,21 @@ def _pad(v: OpView) -> Iterator[Violation]:
     shape, result, pads = shape_of(source), shape_of(out), v.ints(padding)
     if shape is None or result is None:
         return
-    yield from _same_rank("input", shape, result, out.name)  # type: ignore[union-attr]
+    yield from _same_rank("input", shape, result, name_of(out))
     if pads is None:
         return
     if len(pads) != 2 * len(shape):
         yield Violation(
             "PadShapeMismatch",
             f"padding has {len(pads)} values, two per input dimension make {2 * len(shape)}",
-            tensor=padding.name,  # type: ignore[union-attr]
+            tensor=name_of(padding),
         )
         return
     if min(pads, default=0) < 0:
         yield Violation(
-            "PadSmallerZero", f"padding {list(pads)} has a negative entry", tensor=padding.name  # type: ignore[union-attr]
+            "PadSmallerZero",
+            f"padding {list(pads)} has a negative entry",
+            tensor=name_of(padding),
         )
         return
     want = tuple(pads[2 * i] + d + pads[2 * i + 1] for i, d in enumerate(shape))
@@ -110,7 +114,7 @@ def _pad(v: OpView) -> Iterator[Violation]:
             "PadOutputShapeMismatch",
             f"output shape {dims(result)} is not the input {dims(shape)} padded by "
             f"{list(pads)}, {dims(want)}",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
 
 
@@ -124,14 +128,14 @@ def _reshape(v: OpView) -> Iterator[Violation]:
             "TensorSizeInputOutputMismatch",
             f"output {dims(result)} holds {math.prod(result)} elements, the input "
             f"{dims(shape)} {math.prod(shape)}",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
     values = v.ints(new)
     if values is not None and values != result:
         yield Violation(
             "ReshapeOutputShapeMismatch",
             f"shape {list(values)} is not the output's shape {dims(result)}",
-            tensor=new.name,  # type: ignore[union-attr]
+            tensor=name_of(new),
         )
 
 
@@ -148,7 +152,7 @@ def _slice(v: OpView) -> Iterator[Violation]:
     shape, result = shape_of(source), shape_of(out)
     if shape is None or result is None:
         return
-    yield from _same_rank("input", shape, result, out.name)  # type: ignore[union-attr]
+    yield from _same_rank("input", shape, result, name_of(out))
     if start is None or size is None:
         return
     if len(start) != len(shape) or len(size) != len(shape):
@@ -161,21 +165,28 @@ def _slice(v: OpView) -> Iterator[Violation]:
         return
     for d in range(len(shape)):
         if start[d] < 0:
-            yield Violation("StartSmallerZero", f"start {list(start)} is negative in dimension {d}", tensor=v.op.inputs[1])
+            yield Violation(
+                "StartSmallerZero",
+                f"start {list(start)} is negative in dimension {d}",
+                tensor=v.op.inputs[1],
+            )
         elif size[d] <= 0:
-            yield Violation("SizeSmallerEqualZero", f"size {list(size)} is not positive in dimension {d}", tensor=v.op.inputs[2])
+            yield Violation(
+                "SizeSmallerEqualZero",
+                f"size {list(size)} is not positive in dimension {d}",
+                tensor=v.op.inputs[2],
+            )
         elif start[d] + size[d] > shape[d]:
             yield Violation(
                 "StartSizeOutsideBounds",
-                f"start {start[d]} + size {size[d]} passes the input's dimension {d}, "
-                f"{shape[d]}",
+                f"start {start[d]} + size {size[d]} passes the input's dimension {d}, {shape[d]}",
                 tensor=v.op.inputs[2],
             )
         elif len(result) == len(shape) and result[d] != size[d]:
             yield Violation(
                 "SizeOutputShapeMismatch",
                 f"output shape {dims(result)} is not the size {list(size)}",
-                tensor=out.name,  # type: ignore[union-attr]
+                tensor=name_of(out),
             )
         else:
             continue
@@ -188,7 +199,7 @@ def _tile(v: OpView) -> Iterator[Violation]:
     shape, result = shape_of(source), shape_of(out)
     if shape is None or result is None:
         return
-    yield from _same_rank("input", shape, result, out.name)  # type: ignore[union-attr]
+    yield from _same_rank("input", shape, result, name_of(out))
     if multiples is None or len(result) != len(shape):
         return
     if len(multiples) != len(shape):
@@ -199,13 +210,13 @@ def _tile(v: OpView) -> Iterator[Violation]:
             tensor=v.op.inputs[1],
         )
         return
-    want = tuple(d * m for d, m in zip(shape, multiples))
+    want = tuple(d * m for d, m in zip(shape, multiples, strict=True))
     if result != want:
         yield Violation(
             "TileMultiplesOutputShapeMismatch",
             f"output shape {dims(result)} is not the input {dims(shape)} times multiples "
             f"{list(multiples)}, {dims(want)}",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
 
 
@@ -215,7 +226,7 @@ def _transpose(v: OpView) -> Iterator[Violation]:
     shape, result = shape_of(source), shape_of(out)
     if shape is None or result is None:
         return
-    yield from _same_rank("input", shape, result, out.name)  # type: ignore[union-attr]
+    yield from _same_rank("input", shape, result, name_of(out))
     if perms is None:
         return
     if len(perms) != len(shape):
@@ -241,7 +252,7 @@ def _transpose(v: OpView) -> Iterator[Violation]:
             "TransposePermsOutputShapeMismatch",
             f"output shape {dims(result)} is not the input {dims(shape)} permuted by "
             f"{list(perms)}, {dims(want)}",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
 
 
@@ -255,20 +266,20 @@ def _reduce(v: OpView) -> Iterator[Violation]:
     yield from axis_in_range(axis, len(shape))
     if result is None or not isinstance(axis, int) or not 0 <= axis < len(shape):
         return
-    yield from _same_rank("input", shape, result, out.name)  # type: ignore[union-attr]
+    yield from _same_rank("input", shape, result, name_of(out))
     if len(result) != len(shape):
         return
     if result[axis] != 1:
         yield Violation(
             "ShapeOfAxisNotOne",
             f"output dimension {axis} (the axis reduced) is {result[axis]}, not 1",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
     elif any(result[d] != shape[d] for d in range(len(shape)) if d != axis):
         yield Violation(
             "DimensionMismatch",
             f"output {dims(result)} differs from the input {dims(shape)} off the axis {axis}",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
 
 
@@ -282,13 +293,17 @@ def _gather(v: OpView) -> Iterator[Violation]:
         return
     want = (s[0], i[1], s[2])
     if i[0] != s[0]:
-        yield Violation("BatchMismatch", f"indices {dims(i)} and values {dims(s)} differ in batch", indices.name)  # type: ignore[union-attr]
+        yield Violation(
+            "BatchMismatch",
+            f"indices {dims(i)} and values {dims(s)} differ in batch",
+            name_of(indices),
+        )
     elif o != want:
         yield Violation(
             "GatherOutputShapeMismatch",
             f"output shape {dims(o)} is not [N, W, C] of values {dims(s)} and indices "
             f"{dims(i)}, {dims(want)}",
-            out.name,  # type: ignore[union-attr]
+            name_of(out),
         )
 
 
@@ -307,14 +322,13 @@ def _scatter(v: OpView) -> Iterator[Violation]:
         yield Violation(
             "BatchMismatch",
             f"values_in {dims(s)}, indices {dims(i)} and input {dims(x)} differ in batch",
-            indices.name,  # type: ignore[union-attr]
+            name_of(indices),
         )
     elif x != (s[0], i[1], s[2]):
         yield Violation(
             "ScatterInputShapeMismatch",
-            f"input shape {dims(x)} is not [N, W, C] of values_in {dims(s)} and indices "
-            f"{dims(i)}",
-            source.name,  # type: ignore[union-attr]
+            f"input shape {dims(x)} is not [N, W, C] of values_in {dims(s)} and indices {dims(i)}",
+            name_of(source),
         )
     yield from same_shape("values_in", values, "values_out", out, "OutputShapeMismatch")
 

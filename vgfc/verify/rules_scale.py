@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from vgfc.ir import DType
 from vgfc.verify.conditions import LEVEL, dims, exact_division, rank
-from vgfc.verify.view import OpView, Violation, dtype_of, shape_of
+from vgfc.verify.view import OpView, Violation, dtype_of, name_of, shape_of
 
 __all__ = ["SCALE_RULES"]
 
@@ -27,16 +27,24 @@ def _resize(v: OpView) -> Iterator[Violation]:
     shape, result = shape_of(source), shape_of(out)
     if shape is not None and result is not None and len(shape) == len(result) == 4:
         if shape[0] != result[0]:
-            yield Violation("BatchMismatch", f"output batch {result[0]} differs from the input's {shape[0]}", out.name)  # type: ignore[union-attr]
+            yield Violation(
+                "BatchMismatch",
+                f"output batch {result[0]} differs from the input's {shape[0]}",
+                name_of(out),
+            )
         if shape[3] != result[3]:
-            yield Violation("ChannelMismatch", f"output channels {result[3]} differ from the input's {shape[3]}", out.name)  # type: ignore[union-attr]
+            yield Violation(
+                "ChannelMismatch",
+                f"output channels {result[3]} differ from the input's {shape[3]}",
+                name_of(out),
+            )
         biggest = max(shape[1], shape[2], result[1], result[2])
         if biggest >= _MAX_RESIZE_DIMENSION:
             yield Violation(
                 "MaxDimExceeded",
                 f"a height or width of input {dims(shape)} or output {dims(result)} is "
                 f"{biggest}, not less than {_MAX_RESIZE_DIMENSION}",
-                out.name,  # type: ignore[union-attr]
+                name_of(out),
             )
             return
     scale, offset, border = (v.ints(v.input(n)) for n in ("scale", "offset", "border"))
@@ -51,15 +59,21 @@ def _resize(v: OpView) -> Iterator[Violation]:
         )
         return
     bad = False
-    for axis, (n, d), o, b in zip(("y", "x"), (scale[0:2], scale[2:4]), offset, border):
+    for axis, (n, d), o, b in zip(
+        ("y", "x"), (scale[0:2], scale[2:4]), offset, border, strict=True
+    ):
         said = f"scale_{axis} {n}/{d}"
+        level = LEVEL.max_scale
         checks = (
             (n <= 0 or d <= 0, "ScaleSmallerEqualZero", f"{said} is not positive", "scale"),
-            (n > _MAX_SCALE_N, "ScaleNLargerMax", f"{said}: numerator over {_MAX_SCALE_N}", "scale"),
-            (d >= 16 * n, "ScaleDLargerMax", f"{said}: denominator not below 16 x numerator", "scale"),
-            (n > LEVEL.max_scale * d, "LevelLimitExceeded", f"{said} is over the level's {LEVEL.max_scale}", "scale"),
+            (n > _MAX_SCALE_N, "ScaleNLargerMax", f"{said}: numerator over {_MAX_SCALE_N}",
+             "scale"),
+            (d >= 16 * n, "ScaleDLargerMax", f"{said}: denominator not below 16 x numerator",
+             "scale"),
+            (n > level * d, "LevelLimitExceeded", f"{said} is over the level's {level}", "scale"),
             (o < -n, "OffsetSmallerMin", f"offset_{axis} {o} is below -{n}", "offset"),
-            (o >= 16 * n, "OffsetLargerEqualMax", f"offset_{axis} {o} is not below 16 x {n}", "offset"),
+            (o >= 16 * n, "OffsetLargerEqualMax", f"offset_{axis} {o} is not below 16 x {n}",
+             "offset"),
             (b < -16 * n, "BorderSmallerMin", f"border_{axis} {b} is below -16 x {n}", "border"),
             (b >= n, "BorderLargerEqualMax", f"border_{axis} {b} is not below {n}", "border"),
         )  # fmt: skip
@@ -88,7 +102,7 @@ def _resize(v: OpView) -> Iterator[Violation]:
             yield Violation(
                 "ResizeOutputShapeMismatch",
                 f"output {axis} {result[1 + i]} != {said} = {quotient + 1}",
-                tensor=out.name,  # type: ignore[union-attr]
+                tensor=name_of(out),
             )
 
 
@@ -136,20 +150,22 @@ def _rescale(v: OpView) -> Iterator[Violation]:
                 yield Violation(
                     u16,
                     f"{zp_name} is {values[0]}; an unsigned INT16 takes zero point 0 or 32768",
-                    tensor=zp.name,  # type: ignore[union-attr]
+                    tensor=name_of(zp),
                 )
         elif element is not DType.INT8:
             yield Violation(
                 kind,
                 f"{zp_name} is {values[0]}, but a {element.value} value takes zero point 0 "
                 "(only INT8 and unsigned INT16 take another)",
-                tensor=zp.name,  # type: ignore[union-attr]
+                tensor=name_of(zp),
             )
     shape = shape_of(source)
     if shape is None:
         return
     if per_channel is True and not shape:
-        yield Violation("RescalePerChannelRank0", "per_channel is set for a rank-0 input", key="per_channel")
+        yield Violation(
+            "RescalePerChannelRank0", "per_channel is set for a rank-0 input", key="per_channel"
+        )
         return
     channels = shape[-1] if per_channel is True else 1
     for name in ("multiplier", "shift"):
@@ -160,7 +176,7 @@ def _rescale(v: OpView) -> Iterator[Violation]:
             yield Violation(
                 "RescaleChannelMismatch",
                 f"{name} has shape {dims(got)}; it takes {channels} ({how})",
-                tensor=tensor.name,  # type: ignore[union-attr]
+                tensor=name_of(tensor),
             )
     multiplier = v.input("multiplier")
     want = i32 if scale32 is True else i16

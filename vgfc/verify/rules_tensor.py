@@ -20,7 +20,7 @@ from vgfc.verify.conditions import (
     same_shape,
     zero_point,
 )
-from vgfc.verify.view import OpView, Violation, shape_of
+from vgfc.verify.view import OpView, Violation, name_of, shape_of
 
 __all__ = ["TENSOR_RULES"]
 
@@ -44,14 +44,14 @@ def _argmax(v: OpView) -> Iterator[Violation]:
         yield Violation(
             "ArgmaxOutputRankMismatch",
             f"output rank {len(result)} ({dims(result)}) is not the input rank {len(shape)} less 1",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
     elif result != want:
         yield Violation(
             "ArgmaxOutputShapeMismatch",
             f"output shape {dims(result)} is not the input {dims(shape)} without axis {axis}, "
             f"{dims(want)}",
-            tensor=out.name,  # type: ignore[union-attr]
+            tensor=name_of(out),
         )
 
 
@@ -201,7 +201,7 @@ def _conv(v: OpView) -> Iterator[Violation]:
         yield Violation(
             "ChannelMismatch",
             f"weight {dims(w)} takes {in_channels} input channels, the input has {shape[-1]}",
-            tensor=weight.name,  # type: ignore[union-attr]
+            tensor=name_of(weight),
         )
     yield from _bias(bias, out_channels)
     yield from _window(v, spatial, shape[1:-1], kernels, result[1:-1], pool=False)
@@ -214,7 +214,7 @@ def _bias(bias: Tensor | None, channels: int) -> Iterator[Violation]:
             "ConvBiasShapeMismatch",
             f"bias has {b[0]} values; the output has {channels} channels (1 value, or one "
             "per channel)",
-            tensor=bias.name,  # type: ignore[union-attr]
+            tensor=name_of(bias),
         )
 
 
@@ -249,7 +249,7 @@ def _transpose_conv(
         yield Violation(
             "ChannelMismatch",
             f"weight {dims(w)} takes {w[3]} input channels, the input has {shape[3]}",
-            tensor=weight.name,  # type: ignore[union-attr]
+            tensor=name_of(weight),
         )
     yield from _bias(bias, w[0])
     if out_pad is None or stride is None or len(out_pad) != 4 or len(stride) != 2:
@@ -279,24 +279,26 @@ def _matmul(v: OpView) -> Iterator[Violation]:
     if sa is None or sb is None or so is None or {len(sa), len(sb), len(so)} != {3}:
         return
     if sb[0] != sa[0]:
-        yield Violation("BatchMismatch", f"B {dims(sb)} and A {dims(sa)} differ in batch", b.name)  # type: ignore[union-attr]
+        yield Violation(
+            "BatchMismatch", f"B {dims(sb)} and A {dims(sa)} differ in batch", name_of(b)
+        )
     if sb[1] != sa[2]:
         yield Violation(
             "DimensionMismatch",
             f"B {dims(sb)} has {sb[1]} rows, A {dims(sa)} has {sa[2]} columns",
-            b.name,  # type: ignore[union-attr]
+            name_of(b),
         )
     want = (sa[0], sa[1], sb[2])
     if so != want:
         yield Violation(
             "DimensionMismatch",
             f"output shape {dims(so)} is not [N, H, W] of A and B, {dims(want)}",
-            out.name,  # type: ignore[union-attr]
+            name_of(out),
         )
 
 
 def _power_of_two(v: OpView, shape: tuple[int, ...], label: str) -> Iterator[Violation]:
-    for axis, size in zip(("height", "width"), shape[1:3]):
+    for axis, size in zip(("height", "width"), shape[1:3], strict=True):
         if size < 1 or size & (size - 1):
             yield Violation(
                 "KernelNotPowerOfTwo", f"{label} {axis} {size} is not a power of two", None
@@ -311,26 +313,28 @@ def _fft(v: OpView) -> Iterator[Violation]:
     if imag is not None:
         yield from rank(imag, "input_imag", 3)
         yield from same_shape("input_real", real, "input_imag", imag, "FFTInputShapeMismatch")
-    for label, o in zip(("output_real", "output_imag"), outs):
+    for label, o in zip(("output_real", "output_imag"), outs, strict=True):
         yield from rank(o, label, 3)
     shape = shape_of(real)
     if shape is None or len(shape) != 3:
         return
     yield from _power_of_two(v, shape, "input")
     want = shape if imag is not None else (shape[0], shape[1], shape[2] // 2 + 1)
-    for label, o in zip(("output_real", "output_imag"), outs):
+    for label, o in zip(("output_real", "output_imag"), outs, strict=True):
         got = shape_of(o)
         if got is None or len(got) != 3:
             continue
         if got[0] != shape[0]:
             yield Violation(
-                "BatchMismatch", f"{label} batch {got[0]} differs from the input's {shape[0]}", o.name  # type: ignore[union-attr]
+                "BatchMismatch",
+                f"{label} batch {got[0]} differs from the input's {shape[0]}",
+                name_of(o),
             )
         elif got != want:
             yield Violation(
                 "FFTOutputShapeMismatch",
                 f"{label} shape {dims(got)} is not {dims(want)}",
-                o.name,  # type: ignore[union-attr]
+                name_of(o),
             )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from vgfc.ir import AttrValue, DType, Graph, Operator, Tensor
 from vgfc.record import record
 
-__all__ = ["SMALL_CONSTANT", "OpView", "Rule", "Violation", "dtype_of", "shape_of"]
+__all__ = ["SMALL_CONSTANT", "OpView", "Rule", "Violation", "dtype_of", "name_of", "shape_of"]
 
 SMALL_CONSTANT = 4096
 """Elements of the largest constant whose values a rule reads (shapes, zero points,
@@ -136,6 +136,10 @@ def shape_of(tensor: Tensor | None) -> tuple[int, ...] | None:
     if tensor is None or tensor.shape is None or any(d < 0 for d in tensor.shape):
         return None
     return tensor.shape
+
+
+def name_of(tensor: Tensor | None) -> str | None:
+    return None if tensor is None else tensor.name
 
 
 def dtype_of(tensor: Tensor | None) -> DType | None:

@@ -223,7 +223,8 @@ CASES: list[tuple[str, Graph, str | None, str]] = [
                            [t("y", (1, 6, 6, 6))], pad=(0, 0, 0, 0), stride=(1, 1),
                            dilation=(1, 1)), None, ""),
     ("transpose-conv", graph("TRANSPOSE_CONV2D",
-                             [t("x", (1, 4, 4, 2)), t("w", (3, 2, 2, 2), data=np.zeros((3, 2, 2, 2))),
+                             [t("x", (1, 4, 4, 2)),
+                              t("w", (3, 2, 2, 2), data=np.zeros((3, 2, 2, 2))),
                               t("b", (3,), data=np.zeros(3)), zp("xz", 0, "FP32"),
                               zp("wz", 0, "FP32")],
                              [t("y", (1, 8, 9, 3))], out_pad=(0, 0, 0, 0), stride=(2, 2)),
@@ -309,9 +310,7 @@ CASES: list[tuple[str, Graph, str | None, str]] = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("g", "kind", "text"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
-)
+@pytest.mark.parametrize(("g", "kind", "text"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_condition(g: Graph, kind: str | None, text: str) -> None:
     errors = spec_errors(g)
     if kind is None:
@@ -334,9 +333,7 @@ def test_every_violation_of_an_operator_is_found() -> None:
 
 def test_values_only_known_at_run_time_are_left_to_the_device() -> None:
     """A zero point that is a graph input (the dynamic extension) is not a constant."""
-    g = graph(
-        "NEGATE", [t("a", (2,)), t("z1", (1,)), t("z2", (1,))], [t("y", (2,))]
-    )
+    g = graph("NEGATE", [t("a", (2,)), t("z1", (1,)), t("z2", (1,))], [t("y", (2,))])
     assert spec_errors(g) == []
 
 
