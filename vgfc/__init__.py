@@ -102,7 +102,8 @@ sys.modules[__name__].__class__ = _Package
 
 
 def load(path: str | os.PathLike[str], *, check: bool = True) -> Graph:
-    """Read a ``.tosa`` file and, unless ``check`` is false, verify its structure."""
+    """Read a ``.tosa`` file and, unless ``check`` is false, verify it: its structure and the
+    specification's conditions."""
     from vgfc.read import load as read
     from vgfc.verify import verify
 

@@ -95,11 +95,17 @@ def _read(done: Compilation, request: Request) -> Produced:
 
 
 def _verify(done: Compilation, request: Request) -> Produced:
-    from vgfc.verify import verify
+    from vgfc.verify.structure import verify
 
     graph = done.graph
     assert graph is not None
     order = verify(graph)
+    # Every ERROR_IF of the specification: compile stops at the first, check reports them all.
+    from vgfc.verify.spec import spec_errors
+
+    errors = spec_errors(graph, first_only=not request.keep_going)
+    if errors:
+        return {"order": order, "diagnostics": _errors_or_raise(list(errors), request.keep_going)}
     if len(graph.regions) == 1:
         return {"order": order}  # no region for control flow to run (verify holds them)
     # Control flow, written out as plain operators (and the result held to the same checks).
@@ -260,7 +266,7 @@ class Stage:
 
 PIPELINE: tuple[Stage, ...] = (
     Stage("read", _read),
-    Stage("verify", _verify),
+    Stage("verify", _verify, halts=True),
     Stage("resolve", _resolve),
     Stage("partition", _partition),
     Stage("lower", _lower, halts=True),

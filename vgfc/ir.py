@@ -10,6 +10,7 @@ compile of a small model, so nothing here imports it until a constant's ``array`
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
@@ -89,6 +90,13 @@ else:
     Array = AttrValue = object
 
 
+_STRUCT_CODES = {
+    DType.INT8: "b", DType.INT16: "h", DType.INT32: "i", DType.INT64: "q", DType.SHAPE: "q",
+    DType.FP32: "f", DType.FP16: "e",
+}  # fmt: skip
+"""``struct`` codes of the element types whose bytes are plain little-endian numbers."""
+
+
 class Data:
     """The value of a constant: its little-endian bytes as a TOSA flatbuffer stores them (INT48
     in six bytes, INT4 two to a byte, BOOL one byte, shape values as int64), its element type
@@ -151,6 +159,32 @@ class Data:
     def size(self) -> int:
         """Elements (the product of the static dimensions)."""
         return math.prod(d for d in self.shape if d >= 0)
+
+    def numbers(self) -> list[int] | list[float]:
+        """The values as Python numbers, in storage order, without numpy: integers (BOOL as 0
+        and 1, INT48 and INT4 sign-extended) or floats (FP32, FP16, BF16). For the few values
+        of a small constant (a zero point, a shape): the stages that read those run on every
+        compile, where importing numpy would cost more than the compile."""
+        raw, count, dtype = self.raw, self.size, self.element
+        code = _STRUCT_CODES.get(dtype)
+        if code is not None:
+            return list(struct.unpack_from(f"<{count}{code}", raw))
+        if dtype is DType.BOOL:
+            return [1 if v else 0 for v in raw[:count]]
+        if dtype is DType.BF16:  # the top half of an FP32
+            halves = struct.unpack_from(f"<{count}H", raw)
+            return list(
+                struct.unpack(f"<{count}f", struct.pack(f"<{count}I", *(h << 16 for h in halves)))
+            )
+        if dtype is DType.INT48:
+            six = bytes(raw[: count * 6])
+            return [
+                int.from_bytes(six[i : i + 6], "little", signed=True) for i in range(0, len(six), 6)
+            ]
+        if dtype is DType.INT4:
+            nibbles = [n for byte in raw for n in (byte & 0x0F, byte >> 4)][:count]
+            return [n - 16 if n & 8 else n for n in nibbles]
+        raise ValueError(f"element type {dtype.value} has no numbers without numpy")
 
     @property
     def array(self) -> Array:

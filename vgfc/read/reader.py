@@ -203,6 +203,8 @@ class Reader(Buffer):
         for i, op in enumerate(operators):
             if op.op == "CLAMP":
                 operators[i] = typed_clamp(op, tensors)
+            elif op.is_constant:
+                _empty_constants(op, tensors)
         return Graph(
             tensors=MappingProxyType(tensors),
             operators=tuple(operators),
@@ -380,3 +382,13 @@ def _first_duplicate(tensors: list[Tensor]) -> None:
     seen: dict[str, Tensor] = {}
     for tensor in tensors:
         Reader._add(seen, tensor)
+
+
+def _empty_constants(op: Operator, tensors: dict[str, Tensor]) -> None:
+    """Give a constant of no elements (a CONST_SHAPE of rank 0's shape, ``[]``: ExecuTorch
+    writes one for a RESHAPE to a scalar) its empty data: a flatbuffer stores no bytes for it,
+    and a constant without data is otherwise an error."""
+    for name in op.outputs:
+        t = tensors.get(name)
+        if t is not None and t.data is None and t.shape is not None and 0 in t.shape:
+            tensors[name] = replace(t, data=Data(memoryview(b"").toreadonly(), t.dtype, t.shape))

@@ -92,8 +92,11 @@ def tensor_type(b: ModuleBuilder, dtype: DType, shape: tuple[int, ...]) -> int:
 
 # -- element bit patterns ------------------------------------------------------------------------
 
-_INTS = {DType.INT8: "b", DType.INT16: "h", DType.INT32: "i", DType.INT64: "q", DType.SHAPE: "q"}
-"""``struct`` codes of the integer types whose bytes are plain little-endian integers."""
+_INTEGER_TYPES = frozenset(
+    {DType.INT4, DType.INT8, DType.INT16, DType.INT32, DType.INT48, DType.INT64, DType.SHAPE,
+     DType.BOOL}
+)  # fmt: skip
+"""The element types whose values are integers (:meth:`~vgfc.ir.Data.numbers`)."""
 _FLOAT_BITS = {DType.FP32: "I", DType.FP16: "H", DType.BF16: "H", DType.FP8E4M3: "B",
                DType.FP8E5M2: "B"}  # fmt: skip
 """``struct`` codes that read a float type's bit patterns."""
@@ -107,21 +110,9 @@ def _signed(values: Iterable[int], bits: int) -> list[int]:
 
 def _integers(data: Data) -> list[int]:
     """The values of an integer (or BOOL) constant, as Python ints."""
-    raw, count = data.raw, data.size
-    code = _INTS.get(data.element)
-    if code is not None:
-        return list(struct.unpack_from(f"<{count}{code}", raw))
-    if data.element is DType.BOOL:
-        return [1 if v else 0 for v in raw[:count]]
-    if data.element is DType.INT48:
-        six = bytes(raw[: count * 6])
-        return [
-            int.from_bytes(six[i : i + 6], "little", signed=True) for i in range(0, len(six), 6)
-        ]
-    if data.element is DType.INT4:
-        nibbles = [n for byte in raw for n in (byte & 0x0F, byte >> 4)][:count]
-        return _signed(nibbles, 4)
-    raise UnsupportedError(f"element type {data.element.value} has no integer values")
+    if data.element.is_float or data.element not in _INTEGER_TYPES:
+        raise UnsupportedError(f"element type {data.element.value} has no integer values")
+    return data.numbers()  # type: ignore[return-value]  # integers for these types
 
 
 def data_bits(data: Data) -> list[int]:

@@ -101,7 +101,8 @@ def test_branches_that_disagree_with_the_op_are_refused(tmp_path: Path) -> None:
         vgfc.compile(model, tmp_path / "x.vgf")
     text = e.value.diagnostic.render()
     assert "op #0 COND_IF" in text and "else_graph" in text
-    assert "FP32 [3, 2]" in text and "FP32 [2, 3]" in text
+    assert "3x2 FP32" in text and "2x3 FP32" in text
+    assert text.endswith("[CondIfOutputListElseGraphMismatch]")
     assert not (tmp_path / "x.vgf").exists()
 
 

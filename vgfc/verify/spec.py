@@ -1,0 +1,105 @@
+"""The specification checked whole: every ``ERROR_IF`` of TOSA 1.0 a graph can break before it
+runs, and the level's limits, for every operator vgfc lowers.
+
+:data:`RULES` maps each operator to the functions that yield its violations (one per family:
+:mod:`~vgfc.verify.rules_elementwise`, :mod:`~vgfc.verify.rules_tensor`,
+:mod:`~vgfc.verify.rules_layout`, :mod:`~vgfc.verify.rules_scale`,
+:mod:`~vgfc.verify.rules_control`); :func:`check_level` holds
+every tensor to the level's rank. :func:`spec_errors` runs them on a graph and turns each
+violation into an :class:`~vgfc.diagnostics.InputError` naming the operator, the operand or
+attribute, the values and, in brackets, the condition's name (tosa-tools' name for it, as the
+official negative tests carry it).
+
+Conditions on values that exist only at run time (indices read from a graph input, a zero point
+or a RESIZE parameter that is a graph input) cannot be checked here; docs/limits.md lists them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+
+from vgfc.diagnostics import InputError
+from vgfc.ir import Graph, Operator
+from vgfc.verify.conditions import LEVEL, dims
+from vgfc.verify.rules_control import CONTROL_RULES
+from vgfc.verify.rules_elementwise import ELEMENTWISE_RULES
+from vgfc.verify.rules_layout import LAYOUT_RULES
+from vgfc.verify.rules_scale import SCALE_RULES
+from vgfc.verify.rules_tensor import TENSOR_RULES
+from vgfc.verify.view import OpView, Rule, Violation
+
+__all__ = ["RULES", "check_level", "spec_errors", "violations"]
+
+
+def _rules() -> dict[str, tuple[Rule, ...]]:
+    rules: dict[str, tuple[Rule, ...]] = {}
+    for family in (ELEMENTWISE_RULES, TENSOR_RULES, LAYOUT_RULES, SCALE_RULES, CONTROL_RULES):
+        for op, rule in family.items():
+            rules[op] = (*rules.get(op, ()), rule)
+    return rules
+
+
+RULES: Mapping[str, tuple[Rule, ...]] = MappingProxyType(_rules())
+"""TOSA op -> the functions that yield its violations, in the order they are checked."""
+
+
+def check_level(v: OpView) -> Iterator[Violation]:
+    """``WrongRank`` beyond the level: no tensor an operator reads or writes has more than
+    ``MAX_RANK`` dimensions."""
+    seen: set[str] = set()
+    for name in (*v.op.inputs, *v.op.outputs):
+        tensor = v.graph.tensors.get(name)
+        if name in seen or tensor is None or tensor.shape is None:
+            continue
+        seen.add(name)
+        if len(tensor.shape) > LEVEL.max_rank:
+            yield Violation(
+                "WrongRank",
+                f"rank {len(tensor.shape)} ({dims(tensor.shape)}) is over the level's "
+                f"MAX_RANK, {LEVEL.max_rank}",
+                tensor=name,
+            )
+
+
+@functools.cache
+def _operand_names(op: str) -> tuple[str, ...]:
+    from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, signature
+
+    # IDENTITY and control flow have no instruction: their rules read the inputs by position.
+    return signature(op).inputs if op in TOSA_LOWERINGS else ()
+
+
+def violations(
+    graph: Graph, op: Operator, regions: Mapping[str, Graph] | None = None
+) -> Iterator[Violation]:
+    """Every condition of the specification ``op`` breaks in ``graph`` (whose model's regions
+    are ``regions``, by default ``graph.blocks``)."""
+    rules = RULES.get(op.op)
+    if rules is None:
+        return  # a structural op (CONST, CUSTOM) or one of the 1.1 draft's
+    v = OpView(graph, op, _operand_names(op.op), regions)
+    yield from check_level(v)
+    for rule in rules:
+        yield from rule(v)
+
+
+def spec_errors(graph: Graph, *, first_only: bool = False) -> list[InputError]:
+    """The violations of every operator of ``graph`` (and of the graphs its control-flow
+    operators run), as errors; with ``first_only``, at most the first."""
+    errors: list[InputError] = []
+    for g in (graph, *graph.blocks.values()):
+        for op in g.operators:
+            for found in violations(g, op, graph.blocks):
+                errors.append(
+                    InputError(
+                        f"{found.message} [{found.kind}]",
+                        g.where(op),
+                        tensor=found.tensor,
+                        key=found.key,
+                    )
+                )
+                if first_only:
+                    return errors
+    return errors
