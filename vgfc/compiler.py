@@ -1,6 +1,7 @@
 """The spine: the compile pipeline as data, one direction, each stage a function of the one before.
 
-    bytes --read--> Graph --verify--> Graph --resolve--> Graph (custom ops bound)
+    bytes --read--> Graph --verify--> Graph --passes--> Graph (control flow written out,
+          folded, simplified) --resolve--> Graph (custom ops bound)
           --partition--> Plan --lower--> one module per partition
           --layout--> vgf.Model --encode--> VGF bytes, a file or a stream (+ report)
 
@@ -97,16 +98,23 @@ def _read(done: Compilation, request: Request) -> Produced:
 def _verify(done: Compilation, request: Request) -> Produced:
     from vgfc.verify import verify
 
+    assert done.graph is not None
+    return {"order": verify(done.graph)}
+
+
+def _passes(done: Compilation, request: Request) -> Produced:
+    from vgfc.passes import run_passes
+
     graph = done.graph
     assert graph is not None
-    order = verify(graph)
-    if len(graph.regions) == 1:
-        return {"order": order}  # no region for control flow to run (verify holds them)
-    # Control flow, written out as plain operators (and the result held to the same checks).
-    from vgfc.control_flow import inline_control_flow
-
-    graph = inline_control_flow(graph)
-    return {"graph": graph, "order": verify(graph)}
+    rewritten = run_passes(graph, optimize=request.options.optimize)
+    if rewritten.graph is graph:
+        return {}
+    # What the passes made is held to the same checks as what was read.
+    return _verify(replace(done, graph=rewritten.graph), request) | {
+        "graph": rewritten.graph,
+        "rewrites": rewritten.rewrites,
+    }
 
 
 def _resolve(done: Compilation, request: Request) -> Produced:
@@ -261,6 +269,7 @@ class Stage:
 PIPELINE: tuple[Stage, ...] = (
     Stage("read", _read),
     Stage("verify", _verify),
+    Stage("passes", _passes),
     Stage("resolve", _resolve),
     Stage("partition", _partition),
     Stage("lower", _lower, halts=True),
