@@ -8,7 +8,6 @@ operator whose results are graph outputs or read by a CUSTOM operator.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Hashable
 
 from vgfc.ir import Graph, Operator
@@ -29,17 +28,30 @@ def _attr_key(value: object) -> Hashable:
 
 
 def _key(graph: Graph, op: Operator) -> Hashable:
-    """What makes two operators compute the same values."""
+    """What makes two operators compute the same values (for a constant: what makes it worth
+    comparing its bytes with another's)."""
     outputs = tuple((graph.tensors[n].dtype, graph.tensors[n].shape) for n in op.outputs)
     if op.is_constant:
         (name,) = op.outputs
         data = graph.tensors[name].data
         if data is None:
             return None
-        digest = hashlib.sha256(data.raw).digest()
-        return ("const", op.op, outputs, graph.tensors[name].is_shape, data.raw.nbytes, digest)
+        head = data.raw[:64].tobytes()
+        return ("const", op.op, outputs, graph.tensors[name].is_shape, data.raw.nbytes, head)
     attrs = tuple(sorted((k, _attr_key(v)) for k, v in op.attrs.items()))
     return (op.op, op.inputs, attrs, outputs)
+
+
+def _same_as(graph: Graph, op: Operator, candidates: list[Operator]) -> Operator | None:
+    """The first of ``candidates`` (of ``op``'s key) that computes what ``op`` does."""
+    if not op.is_constant:
+        return candidates[0]
+    data = graph.tensors[op.outputs[0]].data
+    for other in candidates:
+        known = graph.tensors[other.outputs[0]].data
+        if data is not None and known is not None and known.raw == data.raw:
+            return other
+    return None
 
 
 def dedupe(graph: Graph) -> Rewritten:
@@ -48,7 +60,7 @@ def dedupe(graph: Graph) -> Rewritten:
     fixed = set(graph.outputs)
     fixed.update(n for op in graph.operators if op.op == "CUSTOM" for n in op.inputs)
     variables = {name for name, t in tensors.items() if t.is_variable}
-    seen: dict[Hashable, Operator] = {}
+    seen: dict[Hashable, list[Operator]] = {}
     rename: dict[str, str] = {}
     rewrites: list[Rewrite] = []
     for original in in_order(graph):
@@ -62,10 +74,13 @@ def dedupe(graph: Graph) -> Rewritten:
             continue
         try:
             key = _key(graph, op)
-            first = seen.setdefault(key, op) if key is not None else op
+            candidates = seen.get(key) if key is not None else None
         except TypeError:  # an attribute no key can hold: never merged
             continue
-        if first is op:
+        first = _same_as(graph, op, candidates) if candidates else None
+        if first is None:
+            if key is not None:
+                seen.setdefault(key, []).append(op)
             continue
         rename.update(zip(op.outputs, first.outputs, strict=True))
         why = f"the same as #{first.file_index} {first.op}"

@@ -10,7 +10,8 @@ What is folded, and what is not:
   FP4 and MXINT8 formats of the 1.1 draft); the values are copied, never computed.
 - CAST: between BOOL, INT8, INT16 and INT32 (to BOOL: not zero; from BOOL: 0 or 1; to a
   narrower integer: the low bits, as the specification's truncation), and the exact widenings
-  FP16 -> FP32 and BF16 -> FP32. Not folded: any cast to a float narrower than its source or from
+  FP16 -> FP32 and BF16 -> FP32 (a NaN the quiet NaN of its sign, without payload, as the
+  reference model writes it). Not folded: any cast to a float narrower than its source or from
   a float to an integer (rounding modes and saturation numpy does not share), FP8.
 - ADD, SUB on INT32 and MUL of INT8/INT16/INT32 to INT32 with a zero shift: only where no
   element leaves the INT32 range (the specification makes that an error, so the reference model
@@ -61,16 +62,22 @@ def _shape_values(value: Array) -> tuple[int, ...]:
     return tuple(int(v) for v in value.reshape(-1))
 
 
-def _identity(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _identity(
+    op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]
+) -> Array | None:
     return args[0]
 
 
-def _reshape(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _reshape(
+    op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]
+) -> Array | None:
     assert out.shape is not None
     return args[0].reshape(out.shape)
 
 
-def _transpose(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _transpose(
+    op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]
+) -> Array | None:
     import numpy as np
 
     perms = op.attrs.get("perms")
@@ -79,7 +86,7 @@ def _transpose(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[T
     return np.transpose(args[0], perms)
 
 
-def _slice(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _slice(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array | None:
     start, size = _shape_values(args[1]), _shape_values(args[2])
     x = args[0]
     if len(start) != x.ndim or len(size) != x.ndim:
@@ -89,7 +96,9 @@ def _slice(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tenso
     return x[tuple(slice(s, s + n) for s, n in zip(start, size, strict=True))]
 
 
-def _concat(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _concat(
+    op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]
+) -> Array | None:
     import numpy as np
 
     axis = op.attrs.get("axis")
@@ -98,7 +107,7 @@ def _concat(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tens
     return np.concatenate(list(args), axis=axis)
 
 
-def _tile(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _tile(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array | None:
     import numpy as np
 
     multiples = _shape_values(args[1])
@@ -107,20 +116,25 @@ def _tile(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor
     return np.tile(args[0], multiples)
 
 
-def _pad(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _pad(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array | None:
     import numpy as np
 
     x, padding = args[0], _shape_values(args[1])
     if len(args) < 3 or args[2].size != 1 or len(padding) != 2 * x.ndim or min(padding) < 0:
         return None
     pairs = [(padding[2 * i], padding[2 * i + 1]) for i in range(x.ndim)]
-    result = np.full(tuple(d + lo + hi for d, (lo, hi) in zip(x.shape, pairs, strict=True)),
-                     args[2].reshape(-1)[0], dtype=x.dtype)
+    result = np.full(
+        tuple(d + lo + hi for d, (lo, hi) in zip(x.shape, pairs, strict=True)),
+        args[2].reshape(-1)[0],
+        dtype=x.dtype,
+    )
     result[tuple(slice(lo, lo + d) for d, (lo, _) in zip(x.shape, pairs, strict=True))] = x
     return result
 
 
-def _reverse(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _reverse(
+    op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]
+) -> Array | None:
     import numpy as np
 
     axis = op.attrs.get("axis")
@@ -129,7 +143,9 @@ def _reverse(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Ten
     return np.flip(args[0], axis=axis)
 
 
-def _select(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _select(
+    op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]
+) -> Array | None:
     import numpy as np
 
     if ins[0].dtype is not DType.BOOL or ins[1].dtype is not ins[2].dtype:
@@ -137,7 +153,7 @@ def _select(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tens
     return np.where(args[0], args[1], args[2])
 
 
-def _cast(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array:
+def _cast(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]) -> Array | None:
     import numpy as np
 
     from vgfc.dtypes import numpy_dtype
@@ -147,13 +163,21 @@ def _cast(op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor
         return None
     x = args[0]
     if target is DType.BOOL:
-        return x != 0
+        return x != 0  # type: ignore[no-any-return]
     if source is DType.BOOL:
         return x.astype(numpy_dtype(target))
     if target in _INTS and source in _INTS:
         # Two's-complement truncation to the low bits (numpy's astype of an integer wraps).
         return x.astype(np.int64).astype(numpy_dtype(target))
-    return x.astype(np.float32)  # FP16/BF16 -> FP32: every value, NaN and subnormals exact
+    # FP16/BF16 -> FP32: every number exact, subnormals included; the reference model makes
+    # a NaN the quiet NaN of its sign, without payload (numpy keeps the payload).
+    wide = x.astype(np.float32)
+    nan = np.isnan(wide)
+    if nan.any():
+        bits = wide.view(np.uint32)
+        quiet = (bits & np.uint32(0x8000_0000)) | np.uint32(0x7FC0_0000)
+        wide = np.where(nan, quiet, bits).astype(np.uint32).view(np.float32)
+    return wide
 
 
 def _wide_int32(

@@ -48,12 +48,11 @@ def fold(graph: Graph) -> Rewritten:
             or out.is_shape
             or out.is_variable
             or out.element_count is None
-            or numpy_dtype(out.dtype) is None
-            or any(numpy_dtype(t.dtype) is None for t in ins)
         ):
             continue
-        target = numpy_dtype(out.dtype)
-        assert target is not None
+        target = numpy_dtype(out.dtype)  # numpy loads here, once there is something to fold
+        if target is None or any(numpy_dtype(t.dtype) is None for t in ins):
+            continue
         if out.element_count * target.itemsize > LIMITS.folded_constant_bytes_max:
             continue
         args = [t.data.array for t in ins if t.data is not None]

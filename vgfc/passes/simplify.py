@@ -14,6 +14,7 @@ reads, or where its operand or result is a variable. The operators left unread a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from vgfc.ir import Graph, Operator, Tensor
@@ -33,7 +34,7 @@ def _values(tensor: Tensor) -> tuple[int, ...] | None:
     return tuple(int(v) for v in tensor.data.array.reshape(-1))
 
 
-def _no_op(op: Operator, tensors: dict[str, Tensor] | MappingProxyType[str, Tensor]) -> bool:
+def _no_op(op: Operator, tensors: Mapping[str, Tensor]) -> bool:
     """Whether ``op``'s result is its first operand, element for element."""
     source, result = tensors[op.inputs[0]], tensors[op.outputs[0]]
     if (
@@ -94,7 +95,7 @@ def simplify(graph: Graph) -> Rewritten:
     if not changed:
         return Rewritten(graph)
     operators = []
-    dropped = []
+    dropped: list[str] = []
     for op in graph.operators:
         new = changed.get(op.index, op)
         if new is None:
