@@ -24,6 +24,8 @@ from tosa_factory import Op, T, build
 
 from vgfc.compilation import make_options
 from vgfc.compiler import compile_model
+from vgfc.limits import LIMITS
+from vgfc.record import replace
 from vgfc.runner.numeric import run_reference_model
 
 INTS = ("INT8", "INT16", "INT32")
@@ -163,7 +165,11 @@ def test_folded_chains_equal_the_reference_model(tmp_path_factory: Any, c: Chain
     data = c.model()
     path.write_bytes(data)
     note(" -> ".join(f"{op.op}{tuple(op.fields.values()) or ''}" for op in c.ops))
-    done = compile_model(path, stop_after="passes")
+    import vgfc.passes.fold as fold
+
+    with pytest.MonkeyPatch.context() as patch:  # a fold that grows the constants too
+        patch.setattr(fold, "LIMITS", replace(LIMITS, folded_growth_bytes_max=1 << 20))
+        done = compile_model(path, stop_after="passes")
     graph = done.graph
     assert graph is not None
     (last,) = [op for op in graph.operators if op.outputs == ("out",)]
@@ -181,9 +187,15 @@ def test_folded_chains_equal_the_reference_model(tmp_path_factory: Any, c: Chain
 
 
 @pytest.mark.parametrize("source", ["FP16", "BF16"])
-def test_every_half_float_widens_as_the_reference_model_does(tmp_path: Path, source: str) -> None:
-    """CAST FP16/BF16 -> FP32 is folded: every one of the 65536 bit patterns (subnormals,
-    infinities, NaNs, -0) gives the reference model's bits."""
+def test_every_half_float_widens_as_the_reference_model_does(
+    tmp_path: Path, source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CAST FP16/BF16 -> FP32 is folded (where the growth limit allows: here lifted): every one
+    of the 65536 bit patterns (subnormals, infinities, NaNs, -0) gives the reference model's
+    bits."""
+    import vgfc.passes.fold as fold
+
+    monkeypatch.setattr(fold, "LIMITS", replace(LIMITS, folded_growth_bytes_max=1 << 20))
     bits = np.arange(1 << 16, dtype=np.uint16).view(NUMPY[source]).reshape(256, 256)
     tensors = [
         T("k", (256, 256), source, bits),

@@ -5,7 +5,9 @@ The folded operator keeps its place and its output's name; the constants it read
 ``dead-code`` pass. Not folded: an operator whose result is a graph output (the VGF's outputs are
 computed by its segments) or is read by a CUSTOM operator (a shader's operands stay as the model
 wrote them), a variable's value, shape values, a result larger than ``folded_constant_bytes_max``
-(:data:`vgfc.limits.LIMITS`), and every case its evaluator refuses.
+or larger than the constants it reads by more than ``folded_growth_bytes_max``
+(:data:`vgfc.limits.LIMITS`: folding must not grow the VGF), and every case its evaluator
+refuses.
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ def fold(graph: Graph) -> Rewritten:
         target = numpy_dtype(out.dtype)  # numpy loads here, once there is something to fold
         if target is None or any(numpy_dtype(t.dtype) is None for t in ins):
             continue
-        if out.element_count * target.itemsize > LIMITS.folded_constant_bytes_max:
+        size = out.element_count * target.itemsize
+        read = sum(t.data.raw.nbytes for t in ins if t.data is not None and not t.is_shape)
+        if size > LIMITS.folded_constant_bytes_max or size > read + LIMITS.folded_growth_bytes_max:
             continue
         args = [t.data.array for t in ins if t.data is not None]
         value = evaluators()[op.op](op, args, out, ins)
