@@ -38,6 +38,8 @@ def _key(graph: Graph, op: Operator) -> Hashable:
             return None
         head = data.raw[:64].tobytes()
         return ("const", op.op, outputs, graph.tensors[name].is_shape, data.raw.nbytes, head)
+    if not op.attrs:
+        return (op.op, op.inputs, outputs)
     attrs = tuple(sorted((k, _attr_key(v)) for k, v in op.attrs.items()))
     return (op.op, op.inputs, attrs, outputs)
 
@@ -57,6 +59,18 @@ def _same_as(graph: Graph, op: Operator, candidates: list[Operator]) -> Operator
 def dedupe(graph: Graph) -> Rewritten:
     """``graph`` with its duplicates made one (see the module docstring)."""
     tensors = graph.tensors
+    # Two ops can only be the same where they read the same (or, constants, are of one size):
+    # where none do, there is nothing to merge (merging is what makes more such pairs).
+    rough: set[Hashable] = set()
+    for op in graph.operators:
+        out = tensors[op.outputs[0]] if op.outputs else None
+        data = out.data if out is not None else None
+        read: Hashable = data.raw.nbytes if op.is_constant and data is not None else op.inputs
+        if (op.op, read) in rough:
+            break
+        rough.add((op.op, read))
+    else:
+        return Rewritten(graph)
     fixed = set(graph.outputs)
     fixed.update(n for op in graph.operators if op.op == "CUSTOM" for n in op.inputs)
     variables = {name for name, t in tensors.items() if t.is_variable}

@@ -28,11 +28,14 @@ def _constant(tensor: Tensor) -> bool:
 
 def fold(graph: Graph) -> Rewritten:
     """``graph`` with every operator it can fold made a CONST (see the module docstring)."""
-    if not any(op.op in FOLDABLE for op in graph.operators):
-        return Rewritten(graph)  # and numpy need not load
+    tensors = graph.tensors
+    constant = {n for n, t in tensors.items() if t.data is not None and not t.is_variable}
+    if not any(
+        op.op in FOLDABLE and op.inputs and constant.issuperset(op.inputs) for op in graph.operators
+    ):
+        return Rewritten(graph)  # nothing to fold (while folding, only what this finds becomes so)
     from vgfc.dtypes import numpy_dtype
 
-    tensors = graph.tensors
     kept = set(graph.outputs)
     kept.update(n for op in graph.operators if op.op == "CUSTOM" for n in op.inputs)
     table: dict[str, Tensor] | None = None
