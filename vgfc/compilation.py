@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from vgfc.ir import Graph
     from vgfc.lower import LoweredModule
     from vgfc.partition import Plan
+    from vgfc.passes import Rewrite
     from vgfc.resolve.library.records import Library
     from vgfc.vgf.model import Model
     from vgfc.warning_names import WarningFlags
@@ -53,6 +54,9 @@ class Options:
     :attr:`warning_flags` reads them."""
     hide_warnings: bool = DEFAULTS["hide_warnings"]
     """``-w``: no warning is kept."""
+    optimize: bool = DEFAULTS["optimize"]
+    """Run the optimising graph passes (:data:`vgfc.passes.PASSES`); off (``-O0``) only the
+    passes that must run."""
     replicated_composites: bool = DEFAULTS["replicated_composites"]
     """Allow modules that need VK_EXT_shader_replicated_composites; off, such a module is an
     error (``vgfc-model-converter --disable-replicated-composites``)."""
@@ -139,9 +143,11 @@ class Compilation:
     (stopped, or an earlier error with ``keep_going``) leaves its fields empty."""
 
     graph: Graph | None = None
-    """The graph after resolve (custom ops bound), else as read."""
+    """The graph after resolve (custom ops bound), else after the passes, else as read."""
     order: tuple[int, ...] = ()
     """The operators' dependency order (verify; resolve works it out anew when it adds ops)."""
+    rewrites: tuple[Rewrite, ...] = ()
+    """What each graph pass changed, operator by operator, in pass order (:mod:`vgfc.passes`)."""
     libraries: tuple[Library, ...] = ()
     """The kernel libraries resolve read (``Options.kernels``)."""
     unbound: frozenset[int] = frozenset()

@@ -1,6 +1,7 @@
 """The spine: the compile pipeline as data, one direction, each stage a function of the one before.
 
-    bytes --read--> Graph --verify--> Graph --resolve--> Graph (custom ops bound)
+    bytes --read--> Graph --verify--> Graph --passes--> Graph (control flow written out,
+          folded, simplified) --resolve--> Graph (custom ops bound)
           --partition--> Plan --lower--> one module per partition
           --layout--> vgf.Model --encode--> VGF bytes, a file or a stream (+ report)
 
@@ -95,24 +96,35 @@ def _read(done: Compilation, request: Request) -> Produced:
 
 
 def _verify(done: Compilation, request: Request) -> Produced:
+    from vgfc.verify.spec import spec_errors
     from vgfc.verify.structure import verify
 
     graph = done.graph
     assert graph is not None
     order = verify(graph)
     # Every ERROR_IF of the specification: compile stops at the first, check reports them all.
-    from vgfc.verify.spec import spec_errors
-
     errors = spec_errors(graph, first_only=not request.keep_going)
     if errors:
         return {"order": order, "diagnostics": _errors_or_raise(list(errors), request.keep_going)}
-    if len(graph.regions) == 1:
-        return {"order": order}  # no region for control flow to run (verify holds them)
-    # Control flow, written out as plain operators (and the result held to the same checks).
-    from vgfc.control_flow import inline_control_flow
+    return {"order": order}
 
-    graph = inline_control_flow(graph)
-    return {"graph": graph, "order": verify(graph)}
+
+def _passes(done: Compilation, request: Request) -> Produced:
+    from vgfc.passes import run_passes
+
+    graph = done.graph
+    assert graph is not None
+    rewritten = run_passes(graph, optimize=request.options.optimize)
+    if rewritten.graph is graph:
+        return {}
+    from vgfc.verify import verify
+
+    # What the passes made is held to the same checks as what was read.
+    return {
+        "graph": rewritten.graph,
+        "order": verify(rewritten.graph),
+        "rewrites": rewritten.rewrites,
+    }
 
 
 def _resolve(done: Compilation, request: Request) -> Produced:
@@ -267,6 +279,7 @@ class Stage:
 PIPELINE: tuple[Stage, ...] = (
     Stage("read", _read),
     Stage("verify", _verify, halts=True),
+    Stage("passes", _passes),
     Stage("resolve", _resolve),
     Stage("partition", _partition),
     Stage("lower", _lower, halts=True),

@@ -90,6 +90,18 @@ class Limits:
     """Operators that writing out control flow (if-conversion, unrolling, nesting) may add to a
     graph: a loop of a large body, or branches nested in loops, cannot grow it without end."""
 
+    # -- constant folding (vgfc/passes/fold.py) ------------------------------------------------
+    folded_constant_bytes_max: int = 16 << 20
+    """Bytes of one constant that folding may make: a larger result is left for the GPU to
+    compute, so that folding never holds more than this much beside the model's own constants
+    (which stay mapped from the file) nor grows a VGF by more than this per operator."""
+
+    folded_growth_bytes_max: int = 0
+    """Bytes a fold may add beyond the constants it reads (shape values aside): widening FP16
+    weights to FP32 or tiling a constant would save a GPU operator but grow the VGF, which a
+    user ships and loads; past this the operator is left for the GPU. At 1 KiB the widened
+    biases of real TFLite networks grew their VGFs by 3-5%: 0, a fold never grows one."""
+
     # -- files vgfc reads (vgfc/files/inputs.py: checked with stat before a byte is read) ---------
     library_bytes_max: int = 4 << 20
     """Size of a kernel library file (YAML). The bundled MediaPipe library has 30 KB; 4 MiB is

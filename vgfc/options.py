@@ -307,6 +307,16 @@ OPTIONS: tuple[Option, ...] = (
         off=True,
     ),
     Option(
+        "optimize",
+        ("-O0",),
+        "Turn off the graph passes that fold constants and remove operators that compute "
+        "nothing or the same thing twice (docs/commands.md): the graph is lowered as the "
+        "model wrote it, control flow aside.",
+        default=True,
+        into="optimize",
+        off=True,
+    ),
+    Option(
         "replicated_composites",
         ("--disable-replicated-composites",),
         "Fail when the result uses VK_EXT_shader_replicated_composites (vgfc cannot avoid it).",

@@ -172,6 +172,10 @@ def compile_report(
             for op in graph.operators
             if op.inserted is not None
         ],
+        "passes": [
+            {"pass": r.pass_name, "op": r.op, "kind": r.kind, "action": r.action, "why": r.why}
+            for r in c.rewrites
+        ],
         "warnings": [d.as_dict() for d in c.warnings],
         "timings": {name: round(seconds, 6) for name, seconds in c.timings},
     }

@@ -63,6 +63,7 @@ def test_report_follows_its_schema(cli, tmp_path: Path) -> None:
     assert set(doc["timings"]) == {
         "read",
         "verify",
+        "passes",
         "resolve",
         "partition",
         "lower",

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from vgfc.compiler import STAGES
+from vgfc.passes import PASSES
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
@@ -36,3 +37,13 @@ def test_each_stage_has_a_paragraph_naming_its_home(stage: str) -> None:
 def test_the_pipeline_in_the_doc_is_the_spines() -> None:
     drawn = re.findall(r"--(\w+)-->", DOC)
     assert tuple(drawn) == STAGES
+
+
+def test_the_passes_in_the_doc_are_the_stages() -> None:
+    """The pass stage's numbered list names every pass of ``PASSES``, in its order, and says
+    which must run under -O0."""
+    (paragraph,) = [p for p in DOC.split("\n## ") if "**passes**" in p]
+    listed = re.findall(r"^\d+\. `([\w-]+)`( \(required)?", paragraph, re.MULTILINE)
+    assert [(name, bool(required)) for name, required in listed] == [
+        (p.name, p.required) for p in PASSES
+    ]

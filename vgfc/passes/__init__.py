@@ -1,0 +1,124 @@
+"""The pass stage: graph-to-graph rewrites between verify and resolve, as data.
+
+:data:`PASSES` is an ordered tuple of named passes. Each takes a verified graph and returns a
+graph that verifies as well, with a :class:`Rewrite` for each operator it changed, which the
+compile report lists (``passes``). The spine (:mod:`vgfc.compiler`) runs them with
+:func:`run_passes` and verifies the result again.
+
+- ``control-flow``: COND_IF and WHILE_LOOP written out as plain operators
+  (:mod:`vgfc.control_flow`). It must run: nothing after it lowers control flow.
+- ``fold``: operators whose inputs are all constants, evaluated now, exactly as the TOSA
+  reference model would (:mod:`vgfc.passes.fold`, :mod:`vgfc.passes.evaluate`).
+- ``simplify``: operators that compute nothing (IDENTITY, a RESHAPE to the same shape, a
+  TRANSPOSE by the identity, ...) removed, and RESHAPE of RESHAPE, TRANSPOSE of TRANSPOSE
+  composed (:mod:`vgfc.passes.simplify`).
+- ``dedupe``: duplicate constants and duplicate operators (same op, inputs and attributes) made
+  one (:mod:`vgfc.passes.dedupe`).
+- ``dead-code``: operators whose results nothing reads removed (:mod:`vgfc.passes.dead`).
+
+``-O0`` (``Options.optimize`` false) runs only the passes that must run. No pass removes,
+duplicates or changes a CUSTOM operator or renames what one reads, and graph inputs and outputs
+keep their names and shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from vgfc.ir import Graph
+from vgfc.record import record
+
+__all__ = ["PASSES", "Pass", "Rewrite", "Rewritten", "run_passes"]
+
+
+@record
+class Rewrite:
+    """One operator a pass changed."""
+
+    pass_name: str
+    op: int
+    """The op's index in the file (:attr:`vgfc.ir.Operator.file_index`)."""
+    kind: str
+    """The op's TOSA name (``RESHAPE``)."""
+    action: str
+    """``folded`` (made a constant), ``removed``, ``replaced`` (by another op's result or a
+    composed op), ``written out`` (control flow)."""
+    why: str = ""
+
+
+@record
+class Rewritten:
+    """What a pass returns: the new graph and what it changed."""
+
+    graph: Graph
+    rewrites: tuple[Rewrite, ...] = ()
+
+
+@record
+class Pass:
+    """One named pass."""
+
+    name: str
+    run: Callable[[Graph], Rewritten]
+    required: bool = False
+    """Runs under ``-O0`` too: the stages after it cannot do without it."""
+
+
+def _control_flow(graph: Graph) -> Rewritten:
+    from vgfc.control_flow import has_control_flow, inline_control_flow
+
+    if len(graph.regions) == 1 or not has_control_flow(graph):
+        return Rewritten(graph)
+    rewrites = tuple(
+        Rewrite("control-flow", op.file_index, op.op, "written out")
+        for op in graph.operators
+        if op.op in ("COND_IF", "WHILE_LOOP")
+    )
+    return Rewritten(inline_control_flow(graph), rewrites)
+
+
+def _fold(graph: Graph) -> Rewritten:
+    from vgfc.passes.fold import fold
+
+    return fold(graph)
+
+
+def _simplify(graph: Graph) -> Rewritten:
+    from vgfc.passes.simplify import simplify
+
+    return simplify(graph)
+
+
+def _dedupe(graph: Graph) -> Rewritten:
+    from vgfc.passes.dedupe import dedupe
+
+    return dedupe(graph)
+
+
+def _dead_code(graph: Graph) -> Rewritten:
+    from vgfc.passes.dead import dead_code
+
+    return dead_code(graph)
+
+
+PASSES: tuple[Pass, ...] = (
+    Pass("control-flow", _control_flow, required=True),
+    Pass("fold", _fold),
+    Pass("simplify", _simplify),
+    Pass("dedupe", _dedupe),
+    Pass("dead-code", _dead_code),
+)
+"""The passes in the order they run."""
+
+
+def run_passes(graph: Graph, optimize: bool = True) -> Rewritten:
+    """``graph`` after every pass of :data:`PASSES` (only the required ones unless
+    ``optimize``), and every rewrite in pass order."""
+    rewrites: list[Rewrite] = []
+    for step in PASSES:
+        if not (optimize or step.required):
+            continue
+        done = step.run(graph)
+        graph = done.graph
+        rewrites += done.rewrites
+    return Rewritten(graph, tuple(rewrites))

@@ -1,0 +1,85 @@
+"""Constant folding: an operator whose inputs are all constants becomes a CONST of its result,
+computed now (:mod:`vgfc.passes.evaluate`, exactly as the TOSA reference model computes it).
+
+The folded operator keeps its place and its output's name; the constants it read are left to the
+``dead-code`` pass. Not folded: an operator whose result is a graph output (the VGF's outputs are
+computed by its segments) or is read by a CUSTOM operator (a shader's operands stay as the model
+wrote them), a variable's value, shape values, a result larger than ``folded_constant_bytes_max``
+or larger than the constants it reads by more than ``folded_growth_bytes_max``
+(:data:`vgfc.limits.LIMITS`: folding must not grow the VGF), and every case its evaluator
+refuses.
+"""
+
+from __future__ import annotations
+
+from vgfc.ir import Data, Graph, Operator, Tensor
+from vgfc.limits import LIMITS
+from vgfc.passes import Rewrite, Rewritten
+from vgfc.passes.edit import in_order, rebuild
+from vgfc.passes.evaluate import FOLDABLE, evaluators
+from vgfc.record import replace
+
+__all__ = ["fold"]
+
+
+def _constant(tensor: Tensor) -> bool:
+    return tensor.data is not None and not tensor.is_variable and not tensor.is_shape
+
+
+def fold(graph: Graph) -> Rewritten:
+    """``graph`` with every operator it can fold made a CONST (see the module docstring)."""
+    tensors = graph.tensors
+    constant = {n for n, t in tensors.items() if t.data is not None and not t.is_variable}
+    if not any(
+        op.op in FOLDABLE and op.inputs and constant.issuperset(op.inputs) for op in graph.operators
+    ):
+        return Rewritten(graph)  # nothing to fold (while folding, only what this finds becomes so)
+    from vgfc.dtypes import numpy_dtype
+
+    kept = set(graph.outputs)
+    kept.update(n for op in graph.operators if op.op == "CUSTOM" for n in op.inputs)
+    table: dict[str, Tensor] | None = None
+    folded: dict[int, Operator] = {}
+    rewrites: list[Rewrite] = []
+    for op in in_order(graph):
+        if op.op not in FOLDABLE or len(op.outputs) != 1 or op.outputs[0] in kept:
+            continue
+        ins = [tensors[n] if table is None else table[n] for n in op.inputs]
+        out = tensors[op.outputs[0]]
+        if (
+            not ins
+            or not all(t.data is not None and not t.is_variable for t in ins)
+            or not _constant(ins[0])
+            or out.is_shape
+            or out.is_variable
+            or out.element_count is None
+        ):
+            continue
+        target = numpy_dtype(out.dtype)  # numpy loads here, once there is something to fold
+        if target is None or any(numpy_dtype(t.dtype) is None for t in ins):
+            continue
+        size = out.element_count * target.itemsize
+        read = sum(t.data.raw.nbytes for t in ins if t.data is not None and not t.is_shape)
+        if size > LIMITS.folded_constant_bytes_max or size > read + LIMITS.folded_growth_bytes_max:
+            continue
+        args = [t.data.array for t in ins if t.data is not None]
+        value = evaluators()[op.op](op, args, out, ins)
+        if value is None or tuple(value.shape) != out.shape or value.dtype != target:
+            continue
+        if table is None:
+            table = dict(tensors)
+        table[out.name] = replace(out, data=Data.of(value, out.dtype))
+        folded[op.index] = Operator(
+            op.index,
+            "CONST",
+            (),
+            op.outputs,
+            location_text=op.location_text,
+            source_index=op.source_index,
+            inserted=op.inserted,
+        )
+        rewrites.append(Rewrite("fold", op.file_index, op.op, "folded", "into a constant"))
+    if not folded:
+        return Rewritten(graph)
+    operators = [folded.get(op.index, op) for op in graph.operators]
+    return Rewritten(rebuild(graph, operators, table), tuple(rewrites))

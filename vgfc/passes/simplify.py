@@ -1,0 +1,119 @@
+"""Operators that compute nothing, removed, and chains of layout changes made one.
+
+- Removed, their readers reading the operand instead: IDENTITY; a RESHAPE, CAST, PAD, SLICE
+  or TILE whose result is its operand (same shape, same type; zero padding; the whole tensor;
+  multiples of one); a TRANSPOSE by the identity permutation.
+- RESHAPE of RESHAPE: the second reshapes the first one's operand.
+- TRANSPOSE of TRANSPOSE: one TRANSPOSE by the composed permutation (removed when that is the
+  identity).
+
+An operator stays where removing it would rename a graph output or a value a CUSTOM operator
+reads, or where its operand or result is a variable. The operators left unread are the
+``dead-code`` pass's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from vgfc.ir import Graph, Operator, Tensor
+from vgfc.passes import Rewrite, Rewritten
+from vgfc.passes.edit import in_order, rebuild, renamed
+from vgfc.record import replace
+
+__all__ = ["simplify"]
+
+_LAYOUT = frozenset({"IDENTITY", "RESHAPE", "TRANSPOSE", "CAST", "PAD", "SLICE", "TILE"})
+
+
+def _values(tensor: Tensor) -> tuple[int, ...] | None:
+    """The integers of a constant operand (a shape value or a constant tensor)."""
+    if tensor.data is None or tensor.is_variable:
+        return None
+    return tuple(int(v) for v in tensor.data.array.reshape(-1))
+
+
+def _no_op(op: Operator, tensors: Mapping[str, Tensor]) -> bool:
+    """Whether ``op``'s result is its first operand, element for element."""
+    source, result = tensors[op.inputs[0]], tensors[op.outputs[0]]
+    if (
+        source.shape is None
+        or source.shape != result.shape
+        or source.dtype is not result.dtype
+        or any(d < 0 for d in source.shape)
+    ):
+        return False
+    if op.op in ("IDENTITY", "RESHAPE", "CAST"):
+        return True
+    if op.op == "TRANSPOSE":
+        return op.attrs.get("perms") == tuple(range(len(source.shape)))
+    operand = _values(tensors[op.inputs[1]]) if len(op.inputs) > 1 else None
+    if operand is None:
+        return False
+    if op.op == "PAD":
+        return not any(operand)
+    if op.op == "SLICE":
+        size = _values(tensors[op.inputs[2]]) if len(op.inputs) > 2 else None
+        return not any(operand) and size == source.shape
+    return op.op == "TILE" and all(m == 1 for m in operand)
+
+
+def simplify(graph: Graph) -> Rewritten:
+    """``graph`` simplified (see the module docstring)."""
+    if not any(op.op in _LAYOUT for op in graph.operators):
+        return Rewritten(graph)
+    tensors = graph.tensors
+    fixed = set(graph.outputs)
+    fixed.update(n for op in graph.operators if op.op == "CUSTOM" for n in op.inputs)
+    fixed.update(name for name, t in tensors.items() if t.is_variable)
+    producer: dict[str, Operator] = {}
+    rename: dict[str, str] = {}
+    changed: dict[int, Operator | None] = {}
+    rewrites: list[Rewrite] = []
+    for original in in_order(graph):
+        op = renamed(original, rename)
+        if op.op in _LAYOUT and len(op.outputs) == 1 and op.inputs:
+            first = producer.get(op.inputs[0])
+            if op.op == first_op(first) == "RESHAPE" and first is not None:
+                op = replace(op, inputs=(first.inputs[0], *op.inputs[1:]))
+                why = f"reshapes the operand of RESHAPE #{first.file_index}"
+                rewrites.append(Rewrite("simplify", op.file_index, op.op, "replaced", why))
+            elif op.op == first_op(first) == "TRANSPOSE" and first is not None:
+                op = _composed(op, first)
+                why = f"composed with TRANSPOSE #{first.file_index}"
+                rewrites.append(Rewrite("simplify", op.file_index, op.op, "replaced", why))
+            if op.outputs[0] not in fixed and op.inputs[0] not in fixed and _no_op(op, tensors):
+                rename[op.outputs[0]] = op.inputs[0]
+                changed[original.index] = None
+                rewrites.append(Rewrite("simplify", op.file_index, op.op, "removed", "no-op"))
+                continue
+        if op is not original:
+            changed[original.index] = op
+        for name in op.outputs:
+            producer[name] = op
+    if not changed:
+        return Rewritten(graph)
+    operators = []
+    dropped: list[str] = []
+    for op in graph.operators:
+        new = changed.get(op.index, op)
+        if new is None:
+            dropped.extend(op.outputs)
+        else:
+            operators.append(renamed(new, rename))
+    return Rewritten(rebuild(graph, operators, dropped=dropped), tuple(rewrites))
+
+
+def first_op(op: Operator | None) -> str | None:
+    return None if op is None else op.op
+
+
+def _composed(second: Operator, first: Operator) -> Operator:
+    """TRANSPOSE ``second`` of TRANSPOSE ``first``'s result, as one TRANSPOSE of its operand."""
+    outer, inner = second.attrs.get("perms"), first.attrs.get("perms")
+    if not isinstance(outer, tuple) or not isinstance(inner, tuple) or len(outer) != len(inner):
+        return second
+    perms = tuple(inner[i] for i in outer)
+    attrs = MappingProxyType({**second.attrs, "perms": perms})
+    return replace(second, inputs=(first.inputs[0], *second.inputs[1:]), attrs=attrs)
