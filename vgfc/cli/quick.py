@@ -60,15 +60,17 @@ def _table() -> tuple[dict[str, tuple[str, bool]], dict[str, str], dict[str, Any
 
 
 def _file(value: str, *, model: bool) -> bool:
-    """A path click's ``Path(dir_okay=False)`` takes as given: missing (a model must at least be
-    a link), or there and no directory, and readable if it is a model (an output is not read)."""
+    """A path click takes as given: any model (the command reads it and says what is wrong with
+    it, :class:`vgfc.cli.options.InputPath`); an output missing, or there and no directory."""
     if not value:
         return False
+    if model:
+        return True
     try:
         st = os.stat(value)
     except (OSError, ValueError):
-        return os.path.lexists(value) if model else True
-    return not stat.S_ISDIR(st.st_mode) and (not model or os.access(value, os.R_OK))
+        return True
+    return not stat.S_ISDIR(st.st_mode)
 
 
 def _convert(option: Option, value: str) -> Any:

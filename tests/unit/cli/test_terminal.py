@@ -191,7 +191,7 @@ def test_debug_after_the_command(cli: Callable[..., Any], tmp_path: Path) -> Non
             cli(*args)
     # After "--" it is an argument like any other: a file called --debug.
     run = cli("inspect", "--", "--debug")
-    assert run.code == 2 and "'--debug' does not exist" in run.err
+    assert run.code == 1 and run.err == "--debug: error: cannot read the VGF file: no such file\n"
 
 
 def test_inspect_diff_prints_no_python_reprs(cli: Callable[..., Any], tmp_path: Path) -> None:
