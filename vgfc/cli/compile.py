@@ -105,6 +105,7 @@ def _compile_many(
 
     from vgfc.batch import output_states, run_jobs, worker_count, written_since
     from vgfc.cli.batch import outcomes_json, print_outcome, summary_line, summary_table
+    from vgfc.cli.tables import table_width
     from vgfc.diagnostics import InputError, VgfcError
     from vgfc.files.interrupts import Interrupted
 
@@ -161,7 +162,7 @@ def _compile_many(
             click.echo(json.dumps(outcomes_json(outcomes), indent=2))
         elif not quiet:
             out = stdout_console()
-            out.print(summary_table(outcomes, out.width))
+            out.print(summary_table(outcomes, table_width(out)))
             out.print(escape(summary_line(outcomes, seconds, workers)))
         sys.stdout.flush()
     except BrokenPipeError:

@@ -39,7 +39,7 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
     """
     from rich.console import Console
 
-    from vgfc.cli.tables import word_table
+    from vgfc.cli.tables import table_width, word_table
     from vgfc.vgf.decode import read_vgf
     from vgfc.vgf.model import model_json
 
@@ -64,7 +64,9 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
         for i, m in enumerate(f.modules)
     ]
     out.print(
-        word_table("modules", ("#", "type", "name", "entry point", "code"), modules, out.width)
+        word_table(
+            "modules", ("#", "type", "name", "entry point", "code"), modules, table_width(out)
+        )
     )
 
     def slots(items: Iterable[Slot]) -> str:
@@ -85,7 +87,7 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
         for i, s in enumerate(f.segments)
     ]
     headers = ("#", "type", "name", "module", "descriptor sets", "in", "out", "dispatch", "push")
-    out.print(word_table("segments", headers, segments, out.width))
+    out.print(word_table("segments", headers, segments, table_width(out)))
     resources = []
     for i, r in enumerate(f.resources):
         sampler = ""
@@ -106,7 +108,7 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
             )
         )
     columns = ("#", "category", "descriptor", "format", "shape", "alias", "sampler")
-    out.print(word_table("resources", columns, resources, out.width))
+    out.print(word_table("resources", columns, resources, table_width(out)))
     for i, c in enumerate(f.constants):
         out.print(f"constant {i}: resource r{c.resource}, {len(c.data)} bytes")
     names = ", ".join(f"{x.name} (binding {x.binding}, r{x.resource})" for x in f.inputs)

@@ -46,7 +46,7 @@ def kernels(
     from rich.console import Console
 
     from vgfc.cli.kernels_check import check_library
-    from vgfc.cli.tables import word_table
+    from vgfc.cli.tables import table_width, word_table
     from vgfc.resolve.library.load import load_libraries
 
     loaded = load_libraries(libraries, include_dirs=options.shader.include_dirs)
@@ -101,7 +101,7 @@ def kernels(
             print_bounded(stderr_console(), found, max_errors)
         else:
             columns = ("library", "operator", "kernel", "shader / graph", "params", "local", "")
-            out.print(word_table("kernel libraries", columns, rows, out.width))
+            out.print(word_table("kernel libraries", columns, rows, table_width(out)))
         out.print(f"{len(rows)} kernel(s), {errors} error(s)")
     if errors:
         sys.exit(EXIT_ERROR)

@@ -58,7 +58,7 @@ def partition(
     """
     from rich.console import Console
 
-    from vgfc.cli.tables import word_table
+    from vgfc.cli.tables import table_width, word_table
     from vgfc.dot import plan_to_dot
     from vgfc.report import partition_json, summarize_ops
 
@@ -104,7 +104,7 @@ def partition(
     ]
     title = escape(f"{model} (TOSA {graph.version}): {len(graph.operators)} operators")
     columns = ("id", "kind", "ops", "operators", "inputs", "outputs")
-    table = word_table(title, columns, rows, console.width)
+    table = word_table(title, columns, rows, table_width(console))
     console.print(table)
     for p in plan.partitions:
         console.print(f"  partition {p.id}: {escape(p.reason)}")
