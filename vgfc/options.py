@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "COLOUR_MODES",
     "COMPILING",
     "DEFAULTS",
     "DIAGNOSTICS_FORMATS",
@@ -73,6 +74,9 @@ an older environment gets the newest version it accepts, down to :data:`GRAPH_MI
 GRAPH_MIN_SPIRV = (1, 3)
 """The oldest SPIR-V a graph module can be: it uses the Vulkan memory model
 (SPV_KHR_vulkan_memory_model needs SPIR-V 1.3), so vulkan1.0 cannot hold one."""
+
+COLOUR_MODES = ("auto", "always", "never")
+"""When what a command prints is coloured (``--color``), as gcc and cargo name it."""
 
 DIAGNOSTICS_FORMATS = ("text", "sarif")
 """How errors and warnings are written (``--diagnostics-format``)."""
@@ -271,6 +275,19 @@ OPTIONS: tuple[Option, ...] = (
         default="text",
         choices=DIAGNOSTICS_FORMATS,
         commands=("compile", "check", "partition", "verify", "kernels"),
+        show_default=True,
+    ),
+    Option(
+        "color",
+        ("--color",),
+        "Colour errors, warnings and tables: always, never, or auto (on a terminal only, "
+        "never with NO_COLOR set, always with FORCE_COLOR or CLICOLOR_FORCE set). Without "
+        "colour no escape sequence at all is printed.",
+        kind="choice",
+        default="auto",
+        choices=COLOUR_MODES,
+        metavar="WHEN",
+        commands=("compile", "check", "partition", "verify", "kernels", "run"),
         show_default=True,
     ),
     # What changes a compile.

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vgfc.cli.console import escape
+from vgfc.cli.console import escape, stdout_console
 from vgfc.cli.errors import EXIT_ERROR, handle_errors
 from vgfc.cli.options import InputPath
 
@@ -37,7 +37,6 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
     With --diff, compares the structure a runtime acts on (segments, descriptor sets, binding
     slots, dispatch, push constants, resources, inputs and outputs) with another file.
     """
-    from rich.console import Console
 
     from vgfc.cli.tables import table_width, word_table
     from vgfc.vgf.decode import read_vgf
@@ -57,7 +56,7 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
     if as_json:
         click.echo(json.dumps(model_json(f), indent=2))
         return
-    out = Console(highlight=False, soft_wrap=True)
+    out = stdout_console()
     out.print(escape(f"{vgf}: VGF {f.version}, Vulkan headers {f.vk_header_version}"))
     modules = [
         (str(i), m.type.name, escape(m.name), escape(m.entry_point), f"{m.code} ({m.code_size} B)")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vgfc.cli.bounded import print_bounded
-from vgfc.cli.console import escape, stderr_console
+from vgfc.cli.console import escape, stderr_console, stdout_console
 from vgfc.cli.errors import EXIT_ERROR
 from vgfc.cli.options import declare, max_errors_option
 
@@ -43,7 +43,6 @@ def kernels(
     vgfc kernels my_ops.yaml
     vgfc kernels mediapipe --json
     """
-    from rich.console import Console
 
     from vgfc.cli.kernels_check import check_library
     from vgfc.cli.tables import table_width, word_table
@@ -96,7 +95,7 @@ def kernels(
     if as_json:
         click.echo(json.dumps({"ok": errors == 0, "errors": errors, "kernels": docs}, indent=2))
     else:
-        out = Console(highlight=False, soft_wrap=True)
+        out = stdout_console()
         if found:  # the errors are what to read: no table of the kernels that are sound
             print_bounded(stderr_console(), found, max_errors)
         else:

@@ -175,6 +175,10 @@ def declare(command: str) -> Callable[[F], F]:
                 options = make_options(**compile_values(command, params))
             except UsageError as e:
                 raise click.UsageError(str(e)) from None
+            if "color" in kwargs:
+                from vgfc.cli.console import set_colour
+
+                set_colour(kwargs.pop("color"))
             if kwargs.pop("diagnostics_format", None) == "sarif":
                 from vgfc.cli.console import start_sarif
 

@@ -206,6 +206,9 @@ def run_quick(argv: list[str]) -> bool:
 
     def work() -> None:
         nonlocal options
+        from vgfc.cli.console import set_colour
+
+        set_colour(params["color"])
         options = _options(params)
         if options is not None:
             if params["diagnostics_format"] == "sarif":
