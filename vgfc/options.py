@@ -185,7 +185,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "deps",
-        ("-MD",),
+        ("-MD", "-MMD"),
         "Also write a dependency file, as gcc does: a Make rule naming every file the compile "
         "read (the model, kernel libraries, shader files, each #include opened), next to the "
         "VGF as <output without its suffix>.d (OUTDIR/<stem>.d in batch mode). make, ninja "
@@ -196,7 +196,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "depfile",
         ("-MF",),
-        "Write the dependency file to FILE (implies -MD). One MODEL only.",
+        "Write the dependency file to FILE (implies -MD, or with -M where the rule goes). One "
+        "MODEL only.",
         kind="file",
         metavar="FILE",
         commands=("compile",),
@@ -215,6 +216,17 @@ OPTIONS: tuple[Option, ...] = (
         ("-MP",),
         "Also write an empty rule for each dependency but the model, so that make does not "
         "fail when an include is deleted.",
+        default=False,
+        commands=("compile",),
+    ),
+    Option(
+        "deps_only",
+        ("-M", "-MM"),
+        "Print the dependency rule of the compile (as -MD writes it: the model, kernel "
+        "libraries, shader files, each #include opened) to standard output, or to -MF FILE, "
+        "and write nothing else: no VGF, no report. The shaders are still compiled, as that "
+        "is how their includes are found. -MM is the same: vgfc has no system include "
+        "folders to leave out.",
         default=False,
         commands=("compile",),
     ),

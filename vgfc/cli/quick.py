@@ -185,8 +185,8 @@ def run_quick(argv: list[str]) -> bool:
     if not argv or argv[0] != "compile":
         return False
     params = parse_compile(argv[1:])
-    if params is None:
-        return False
+    if params is None or params["deps_only"]:
+        return False  # -M: click's (vgfc.cli.rules)
 
     from vgfc.deps import asked
     from vgfc.jobs import plan_jobs
