@@ -6,8 +6,9 @@ One workspace and few Bazel commands, since each costs seconds: a sandboxed buil
 models (two with shaders that include headers, one through a kernel library), ``bazel clean``
 then the same build served from the cache with the same bytes, a header changed rebuilding
 exactly the model that declares it, and a model whose nested include is left undeclared failing
-in the sandbox although the file is in the source tree. The oracle is Bazel's own account of
-what it ran (``N processes: ... linux-sandbox``, ``remote cache hit``), and the files' bytes.
+in the sandbox although the file is in the source tree; an option that would write an undeclared
+file is refused. The oracle is Bazel's own account of what it ran (``N processes: ...
+linux-sandbox``, ``remote cache hit``), and the files' bytes.
 Bazel runs as the user running the suite, root included (nothing here needs another user).
 """
 
@@ -186,5 +187,15 @@ def test_vgf_model_in_the_sandbox_with_a_cache(workspace: Path) -> None:
         assert run.returncode != 0
         assert re.search(r"include/a\.glsl:1:\d+: error: .*only_a\.glsl", run.stderr), run.stderr
         assert not (out / "undeclared.vgf").exists()
+
+        # An option that would write a file Bazel does not know of is refused on loading.
+        (workspace / "bad").mkdir()
+        (workspace / "bad" / "BUILD").write_text(
+            'load("//bazel:vgfc.bzl", "vgf_model")\n'
+            'vgf_model(name = "r", model = "//:models/b.tosa", copts = ["--report"])\n'
+        )
+        run = bazel.run("build", "//bad:r")
+        assert run.returncode != 0
+        assert "vgf_model r: copts: --report writes a file the rule does not declare" in run.stderr
     finally:
         bazel.run("shutdown")
