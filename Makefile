@@ -5,8 +5,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 VGFC := $(VENV)/bin/vgfc
 # Debian packages the tests need: graphviz renders `vgfc partition --dot` output; make, ninja and
-# cmake run the build recipes of docs/build-systems.md on vgfc's dependency files.
-APT_PACKAGES := graphviz mesa-vulkan-drivers libvulkan1 vulkan-validationlayers make ninja-build cmake
+# cmake run the build recipes of docs/build-systems.md on vgfc's dependency files; bazel-bootstrap
+# (Bazel 4, offline) runs bazel/vgfc.bzl in its sandbox.
+APT_PACKAGES := graphviz mesa-vulkan-drivers libvulkan1 vulkan-validationlayers make ninja-build cmake \
+	bazel-bootstrap
 
 SAMPLES := samples/mixed.tosa
 SAMPLE_SOURCES := samples/build_samples.py $(wildcard samples/shaders/*)

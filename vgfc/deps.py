@@ -1,4 +1,5 @@
-"""Dependency files (``-MD``, ``-MF``, ``-MT``, ``-MP``): what a compile read, as a Make rule.
+"""Dependency files (``-MD``, ``-MF``, ``-MT``, ``-MP``, ``-M``): what a compile read, as a Make
+rule.
 
 A build system that runs ``vgfc compile`` must know every file the VGF depends on to rebuild it
 when one changes, and no other. vgfc writes that list as gcc does, in GNU Make syntax, which
@@ -15,7 +16,9 @@ The files are those the compile read, each once, in the order first read
 (:attr:`vgfc.compilation.Compilation.reads`): the model, the kernel libraries, the shader files
 of the kernels bound, and every ``#include`` glslang opened, also when the shader came from the
 shader cache (an entry remembers the files it included). The rule is written with the VGF,
-atomically, and never when the compile fails.
+atomically, and never when the compile fails. ``-M`` (or ``-MM``, the same: vgfc has no system
+include folders for it to leave out) prints the rule instead of compiling
+(:mod:`vgfc.cli.rules`).
 
 Names are written as gcc writes them: a space or tab after a backslash, ``#`` escaped with a
 backslash, ``$`` doubled. A newline cannot be written in Make syntax: a file whose name holds
@@ -50,29 +53,42 @@ class Depfile:
 @record
 class DepsAsked:
     """What the command line (or :func:`vgfc.compile`) asked for: ``-MD``, ``-MF FILE``,
-    ``-MT TARGET``, ``-MP``."""
+    ``-MT TARGET``, ``-MP``, ``-M``."""
 
     next_to_output: bool = False
     file: Path | None = None
     target: str | None = None
     phony: bool = False
+    only: bool = False
+    """``-M``: the rule is all that is written (to standard output, or ``-MF``), no VGF."""
 
     @property
     def wanted(self) -> bool:
-        """``-MD`` or ``-MF``: a dependency file is written (``-MF`` alone is enough)."""
-        return self.next_to_output or self.file is not None
+        """``-MD``, ``-MF`` or ``-M``: a dependency rule is written (``-MF`` alone is enough)."""
+        return self.next_to_output or self.file is not None or self.only
 
     def check(self, models: int) -> None:
         """The combinations that cannot be written: :class:`UsageError`."""
         if not self.wanted:
             if self.target is not None or self.phony:
                 given = "-MT" if self.target is not None else "-MP"
-                raise UsageError(f"{given} says how to write a dependency file: give -MD or -MF")
+                raise UsageError(
+                    f"{given} says how to write a dependency file: give -MD, -MF or -M"
+                )
             return
-        if self.file is not None and models > 1:
+        if self.only and self.next_to_output:
             raise UsageError(
-                f"-MF {self.file} names one file, and {models} models were given: give -MD "
-                "to write each model's dependency file next to its VGF as <stem>.d"
+                "-M prints the dependency rule instead of compiling, -MD writes it beside the "
+                "compiled VGF: give one of them"
+            )
+        if self.file is not None and models > 1:
+            instead = (
+                "leave it out and -M prints every model's rule"
+                if self.only
+                else "give -MD to write each model's dependency file next to its VGF as <stem>.d"
+            )
+            raise UsageError(
+                f"-MF {self.file} names one file, and {models} models were given: {instead}"
             )
         if self.target is not None:
             if models > 1:
@@ -88,7 +104,13 @@ class DepsAsked:
         its suffix replaced by ``.d`` as gcc does for ``-o X.o`` (``model.vgf`` -> ``model.d``)."""
         if not self.wanted:
             return None
-        if os.fspath(output) == "-" and (self.file is None or self.target is None):
+        if os.fspath(output) == "-" and self.only and self.target is None:
+            raise UsageError("with -o - the VGF has no file name for the rule: give -MT TARGET")
+        if (
+            os.fspath(output) == "-"
+            and not self.only
+            and (self.file is None or self.target is None)
+        ):
             raise UsageError(
                 "with -o - the VGF has no file name for a dependency file or its rule: give "
                 "-MF FILE and -MT TARGET"
@@ -97,7 +119,10 @@ class DepsAsked:
             raise UsageError(
                 "the VGF's name holds a line break, which a Make rule cannot hold: give -MT TARGET"
             )
-        path = self.file if self.file is not None else output.with_suffix(".d")
+        if self.file is not None:
+            path = self.file
+        else:  # -M: standard output
+            path = Path("-") if self.only else output.with_suffix(".d")
         target = self.target if self.target is not None else escape(os.fspath(output))
         return Depfile(path, target, self.phony)
 
@@ -107,11 +132,12 @@ def asked(
     depfile: object = None,
     deps_target: object = None,
     deps_phony: object = False,
+    deps_only: object = False,
 ) -> DepsAsked:
-    """The values of ``-MD``, ``-MF``, ``-MT`` and ``-MP`` (by their names in the option table,
-    the keywords of :func:`vgfc.compile`), each checked: :class:`UsageError` names the one of
-    the wrong type."""
-    for name, flag in (("deps", deps), ("deps_phony", deps_phony)):
+    """The values of ``-MD``, ``-MF``, ``-MT``, ``-MP`` and ``-M`` (by their names in the option
+    table, the keywords of :func:`vgfc.compile`), each checked: :class:`UsageError` names the
+    one of the wrong type."""
+    for name, flag in (("deps", deps), ("deps_phony", deps_phony), ("deps_only", deps_only)):
         if not isinstance(flag, bool):
             raise UsageError(f"{name} must be True or False, not {flag!r}")
     if depfile is not None and (
@@ -121,7 +147,7 @@ def asked(
     if deps_target is not None and not isinstance(deps_target, str):
         raise UsageError(f"deps_target must be a string, not {deps_target!r}")
     file = Path(os.fspath(depfile)) if depfile is not None else None
-    return DepsAsked(bool(deps), file, deps_target, bool(deps_phony))
+    return DepsAsked(bool(deps), file, deps_target, bool(deps_phony), bool(deps_only))
 
 
 def escape(name: str) -> str:

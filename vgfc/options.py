@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "COLOUR_MODES",
     "COMPILING",
     "DEFAULTS",
     "DIAGNOSTICS_FORMATS",
@@ -73,6 +74,9 @@ an older environment gets the newest version it accepts, down to :data:`GRAPH_MI
 GRAPH_MIN_SPIRV = (1, 3)
 """The oldest SPIR-V a graph module can be: it uses the Vulkan memory model
 (SPV_KHR_vulkan_memory_model needs SPIR-V 1.3), so vulkan1.0 cannot hold one."""
+
+COLOUR_MODES = ("auto", "always", "never")
+"""When what a command prints is coloured (``--color``), as gcc and cargo name it."""
 
 DIAGNOSTICS_FORMATS = ("text", "sarif")
 """How errors and warnings are written (``--diagnostics-format``)."""
@@ -181,7 +185,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "deps",
-        ("-MD",),
+        ("-MD", "-MMD"),
         "Also write a dependency file, as gcc does: a Make rule naming every file the compile "
         "read (the model, kernel libraries, shader files, each #include opened), next to the "
         "VGF as <output without its suffix>.d (OUTDIR/<stem>.d in batch mode). make, ninja "
@@ -192,7 +196,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "depfile",
         ("-MF",),
-        "Write the dependency file to FILE (implies -MD). One MODEL only.",
+        "Write the dependency file to FILE (implies -MD, or with -M where the rule goes). One "
+        "MODEL only.",
         kind="file",
         metavar="FILE",
         commands=("compile",),
@@ -211,6 +216,17 @@ OPTIONS: tuple[Option, ...] = (
         ("-MP",),
         "Also write an empty rule for each dependency but the model, so that make does not "
         "fail when an include is deleted.",
+        default=False,
+        commands=("compile",),
+    ),
+    Option(
+        "deps_only",
+        ("-M", "-MM"),
+        "Print the dependency rule of the compile (as -MD writes it: the model, kernel "
+        "libraries, shader files, each #include opened) to standard output, or to -MF FILE, "
+        "and write nothing else: no VGF, no report. The shaders are still compiled, as that "
+        "is how their includes are found. -MM is the same: vgfc has no system include "
+        "folders to leave out.",
         default=False,
         commands=("compile",),
     ),
@@ -271,6 +287,19 @@ OPTIONS: tuple[Option, ...] = (
         default="text",
         choices=DIAGNOSTICS_FORMATS,
         commands=("compile", "check", "partition", "verify", "kernels"),
+        show_default=True,
+    ),
+    Option(
+        "color",
+        ("--color",),
+        "Colour errors, warnings and tables: always, never, or auto (on a terminal only, "
+        "never with NO_COLOR set, always with FORCE_COLOR or CLICOLOR_FORCE set). Without "
+        "colour no escape sequence at all is printed.",
+        kind="choice",
+        default="auto",
+        choices=COLOUR_MODES,
+        metavar="WHEN",
+        commands=("compile", "check", "partition", "verify", "kernels", "run"),
         show_default=True,
     ),
     # What changes a compile.

@@ -245,6 +245,12 @@ class _Process:
 
                     traceback.print_exc()  # into the log the parent reads
             finally:
+                if graceful:  # interrupted: cleaned up, it ends by the signal, as its parent
+                    from vgfc.files.interrupts import die_by_signal, received
+
+                    signum = received()
+                    if signum is not None:
+                        die_by_signal(signum)
                 os._exit(status)
         child.close()
         os.close(log_write)

@@ -31,6 +31,8 @@ WARNINGS: Mapping[str, str] = {
     "runtime must replace.",
     "lossy-conversion": "Kernel selection inserted a conversion that loses information "
     "(allowed by the library entry's allow_lossy).",
+    "unusable-cache": "The shader cache folder cannot be used (a relative VGFC_CACHE_DIR, or a "
+    "folder that cannot be made, read or written): every shader is compiled afresh.",
     "unwritten-output": "vgfc run: a shader segment left elements of its output unwritten "
     "(the write-coverage canary; vgfc verify makes it an error).",
 }

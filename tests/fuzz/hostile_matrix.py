@@ -2,9 +2,10 @@
 """Every surface of vgfc tried as an attacker and as a careless user would: the hostile matrix.
 
 Each case runs the installed ``vgfc`` (a real process) in a fresh folder and is held to the rules
-of docs/limits.md: exit code 1; a message that names the file (and, where there is one, the entry
-or key); at most 20 lines and 4 KB of output; done within 20 s; no file clobbered, replaced or
-left behind; nothing of a file outside the allowed folders in any output.
+of docs/limits.md: exit code 1 (death by the signal, for a signalled one); a message that names
+the file (and, where there is one, the entry or key); at most 20 lines and 4 KB of output; done
+within 20 s; no file clobbered, replaced or left behind; nothing of a file outside the allowed
+folders in any output.
 
     python tests/fuzz/hostile_matrix.py              # every case, a table by class
     python tests/fuzz/hostile_matrix.py --only vgf   # the classes whose name contains "vgf"
@@ -886,7 +887,9 @@ def run_case(case: Case, base: Path) -> Outcome:
         seconds = time.monotonic() - start
         text = (out or b"").decode(errors="replace") + (err or b"").decode(errors="replace")
         problems = []
-        if proc.returncode != 1:
+        # Exit code 1; a command a signal interrupted cleans up, then dies by that signal.
+        expected = 1 if case.signal is None else -case.signal
+        if proc.returncode != expected:
             problems.append(f"exit {proc.returncode}")
         if "Traceback" in text or "internal error" in text:
             problems.append("traceback or internal error")

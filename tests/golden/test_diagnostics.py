@@ -253,7 +253,7 @@ CASES = [
     ),
     Case("target-unknown", _sample("simple.tosa", "check", "--target", "android")),
     # -- usage errors (exit 2) ---------------------------------------------------------------------
-    Case("usage-missing-file", lambda _: ["check", "absent.tosa"]),
+    Case("missing-model", lambda _: ["check", "absent.tosa"]),
     Case("usage-unknown-option", _sample("simple.tosa", "check", "--fast")),
     Case("usage-bad-timeout", _sample("simple.tosa", "check", "--shader-timeout", "-1")),
     Case("usage-exclusive-options", _sample("simple.tosa", "partition", "--json", "--dot")),

@@ -67,10 +67,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     bin_dir.mkdir()
     log = tmp_path / "compiled.log"
     script = bin_dir / "vgfc"
-    # The vgfc under test (this checkout), noting the VGF each call writes (the word after -o).
+    # The vgfc under test (this checkout), noting the VGF each call writes (the word after -o;
+    # a call with -M writes none).
     program = (
         "import sys; from vgfc.cli import console_main; "
         "sys.argv[0] = 'vgfc'; "
+        "'-M' in sys.argv or "
         f"open({str(log)!r}, 'a').write(sys.argv[sys.argv.index('-o') + 1] + '\\n'); "
         "console_main()"
     )
@@ -178,6 +180,22 @@ def test_gnu_make(project: Path) -> None:
     assert (project / "build" / "a.d").read_text() == (
         "build/a.vgf: \\\n  models/a.tosa \\\n  include/shared.glsl \\\n  include/a.glsl\n"
         "\ninclude/shared.glsl:\n\ninclude/a.glsl:\n"
+    )
+
+
+def test_gnu_make_with_rules_made_by_dash_m(project: Path) -> None:
+    """The rules come from ``vgfc compile -M`` before any VGF is built (make remakes the
+    included ``.d`` files first); the same rebuilds follow as with ``-MD``."""
+    (project / "Makefile").write_text(recipe("makefile"))
+    exercise(
+        project,
+        lambda: ok(tool("make", "-s")) and None,
+        lambda: tool("make", "-q").returncode == 0,
+        phony=True,
+    )
+    assert (project / "build" / "a.d").read_text() == (
+        "build/a.vgf build/a.d: \\\n  models/a.tosa \\\n  include/shared.glsl \\\n"
+        "  include/a.glsl\n\ninclude/shared.glsl:\n\ninclude/a.glsl:\n"
     )
 
 

@@ -53,7 +53,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def summary_table(outcomes: Sequence[Outcome], width: int) -> Table:
+def summary_table(outcomes: Sequence[Outcome], width: int | None) -> Table:
     """One row per model: its result, operators, compile time and the file written."""
     from rich.markup import escape
 

@@ -47,6 +47,7 @@ def cache(context: click.Context, as_json: bool) -> None:
     from vgfc.shader.cache import cache_dir
     from vgfc.shader.cache_admin import usage
 
+    _check_usable()
     try:
         found = usage()
     except OSError as e:
@@ -85,6 +86,7 @@ def clear(days: float | None) -> None:
     from vgfc.shader.cache import cache_dir
     from vgfc.shader.cache_admin import clear as remove
 
+    _check_usable()
     try:
         done = remove(None if days is None else days * 86400)
     except OSError as e:
@@ -97,3 +99,13 @@ def clear(days: float | None) -> None:
         if len(done.failed) > _SHOWN:
             click.echo(f"... and {len(done.failed) - _SHOWN} more files", err=True)
         raise SystemExit(EXIT_ERROR)
+
+
+def _check_usable() -> None:
+    """The error a compile's ``[-Wunusable-cache]`` warning is, for the command that looks
+    after the cache: it cannot list or clear a folder that cannot be used."""
+    from vgfc.shader.cache import cache_problem
+
+    problem = cache_problem()
+    if problem is not None:
+        raise InputError(f"the shader cache cannot be used: {problem}")

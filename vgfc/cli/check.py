@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vgfc.cli.bounded import print_bounded
-from vgfc.cli.console import escape, stderr_console
+from vgfc.cli.console import escape, stderr_console, stdout_console
 from vgfc.cli.errors import EXIT_ERROR, handle_errors
 from vgfc.cli.options import declare, max_errors_option, model_argument
 from vgfc.compiler import STAGES
@@ -51,7 +51,6 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
     a line saying how many more there are, and a summary line on standard output. Exit code 0
     when there are no errors, 1 otherwise.
     """
-    from rich.console import Console
 
     from vgfc.cli.progress import progress
     from vgfc.compiler import compile_model
@@ -84,7 +83,7 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
         click.echo(json.dumps(doc, indent=2))
     else:
         groups = print_bounded(stderr_console(), diagnostics, max_errors)
-        out = Console(highlight=False, soft_wrap=True)
+        out = stdout_console()
         if not errors:
             out.print(escape(_ok_line(model, summary, stop_after, len(result.warnings))))
         else:

@@ -40,6 +40,7 @@ def compile_command(
     depfile: Path | None,
     deps_target: str | None,
     deps_phony: bool,
+    deps_only: bool,
     jobs: int,
     as_json: bool,
     quiet: bool,
@@ -64,16 +65,28 @@ def compile_command(
     \b
         vgfc compile a.tosa b.tosa c.tosa -d out/ -j 0 --report
         vgfc compile model.tosa -o out/model.vgf -MD -MP    # and out/model.d for make
+        vgfc compile model.tosa -o out/model.vgf -M         # the rule alone, no VGF
     """
     from vgfc.deps import asked
     from vgfc.jobs import plan_jobs
     from vgfc.options import UsageError
 
     try:
-        wanted = asked(deps, depfile, deps_target, deps_phony)
+        wanted = asked(deps, depfile, deps_target, deps_phony, deps_only)
         job_list = plan_jobs(models, output, output_dir, report, wanted)
+        if deps_only and (report is not None or as_json):
+            given = "--report" if report is not None else "--json"
+            raise UsageError(
+                f"-M prints the dependency rule and writes nothing else: {given} "
+                "has nothing to describe"
+            )
     except UsageError as e:
         raise click.UsageError(str(e)) from None
+    if deps_only:
+        from vgfc.cli.rules import print_rules
+
+        print_rules(job_list, options)
+        return
     batch = len(models) > 1 or output_dir is not None or as_json
     if batch:
         from vgfc.jobs import check_batch
@@ -105,6 +118,7 @@ def _compile_many(
 
     from vgfc.batch import output_states, run_jobs, worker_count, written_since
     from vgfc.cli.batch import outcomes_json, print_outcome, summary_line, summary_table
+    from vgfc.cli.tables import table_width
     from vgfc.diagnostics import InputError, VgfcError
     from vgfc.files.interrupts import Interrupted
 
@@ -161,7 +175,7 @@ def _compile_many(
             click.echo(json.dumps(outcomes_json(outcomes), indent=2))
         elif not quiet:
             out = stdout_console()
-            out.print(summary_table(outcomes, out.width))
+            out.print(summary_table(outcomes, table_width(out)))
             out.print(escape(summary_line(outcomes, seconds, workers)))
         sys.stdout.flush()
     except BrokenPipeError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "colour_on",
     "diagnostics_console",
     "emit",
     "escape",
@@ -33,20 +35,67 @@ __all__ = [
     "print_diagnostic",
     "print_table",
     "sarif_active",
+    "set_colour",
     "start_sarif",
     "stderr_console",
     "stdout_console",
 ]
 
 
+_colour = ["auto"]
+"""The ``--color`` of this command."""
+
+
+def set_colour(mode: str) -> None:
+    """Take ``--color MODE`` (one of :data:`vgfc.options.COLOUR_MODES`) for what this command
+    prints."""
+    _colour[0] = mode
+
+
+def _set(name: str) -> bool:
+    value = os.environ.get(name, "")
+    return value != "" and value != "0"
+
+
+def colour_on(stream: Any) -> bool:
+    """Whether what goes to ``stream`` is coloured, as gcc and cargo decide: ``--color always``
+    or ``never`` as said; else (``auto``) never with ``NO_COLOR`` set (to anything but empty),
+    always with ``FORCE_COLOR`` or ``CLICOLOR_FORCE`` set (to anything but empty or 0), and
+    otherwise on a terminal only."""
+    mode = _colour[0]
+    if mode != "auto":
+        return mode == "always"
+    if os.environ.get("NO_COLOR", ""):
+        return False
+    if _set("FORCE_COLOR") or _set("CLICOLOR_FORCE"):
+        return True
+    return is_terminal(stream)
+
+
+def _console(stream: Any, **how: Any) -> Console:
+    """A rich console on ``stream``: a terminal (progress, tables that fit) only when it is
+    one, whatever rich would read from the environment; coloured only when :func:`colour_on`
+    (else no escape sequence at all, not even bold)."""
+    terminal = is_terminal(stream)
+    coloured = colour_on(stream)
+    return _console_class()(
+        highlight=False,
+        soft_wrap=True,
+        force_terminal=terminal,
+        color_system=None if not coloured else "auto" if terminal else "standard",
+        no_color=False,
+        **how,
+    )
+
+
 def stderr_console() -> Console:
-    return _console_class()(stderr=True, highlight=False, soft_wrap=True)
+    return _console(sys.stderr, stderr=True)
 
 
 def stdout_console() -> Console:
     """A rich console on standard output whose broken pipe is :class:`BrokenPipeError`, for
     the caller to decide what a reader that went away means (rich's own answer is to exit 1)."""
-    return _console_class()(highlight=False, soft_wrap=True)
+    return _console(sys.stdout)
 
 
 @functools.cache
@@ -69,9 +118,9 @@ def escape(text: str) -> str:
 
 
 def diagnostics_console() -> Console | None:
-    """Where diagnostics go: a rich console on stderr when it is a terminal (colour, progress),
-    else ``None``: plain lines, and rich is not imported."""
-    return stderr_console() if is_terminal(sys.stderr) else None
+    """Where diagnostics go: a rich console on stderr when it is a terminal (progress) or is
+    coloured (:func:`colour_on`), else ``None``: plain lines, and rich is not imported."""
+    return stderr_console() if is_terminal(sys.stderr) or colour_on(sys.stderr) else None
 
 
 def is_terminal(stream: Any) -> bool:

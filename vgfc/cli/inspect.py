@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vgfc.cli.console import escape
+from vgfc.cli.console import escape, stdout_console
 from vgfc.cli.errors import EXIT_ERROR, handle_errors
 from vgfc.cli.options import InputPath
 
@@ -37,9 +37,8 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
     With --diff, compares the structure a runtime acts on (segments, descriptor sets, binding
     slots, dispatch, push constants, resources, inputs and outputs) with another file.
     """
-    from rich.console import Console
 
-    from vgfc.cli.tables import word_table
+    from vgfc.cli.tables import table_width, word_table
     from vgfc.vgf.decode import read_vgf
     from vgfc.vgf.model import model_json
 
@@ -57,14 +56,16 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
     if as_json:
         click.echo(json.dumps(model_json(f), indent=2))
         return
-    out = Console(highlight=False, soft_wrap=True)
+    out = stdout_console()
     out.print(escape(f"{vgf}: VGF {f.version}, Vulkan headers {f.vk_header_version}"))
     modules = [
         (str(i), m.type.name, escape(m.name), escape(m.entry_point), f"{m.code} ({m.code_size} B)")
         for i, m in enumerate(f.modules)
     ]
     out.print(
-        word_table("modules", ("#", "type", "name", "entry point", "code"), modules, out.width)
+        word_table(
+            "modules", ("#", "type", "name", "entry point", "code"), modules, table_width(out)
+        )
     )
 
     def slots(items: Iterable[Slot]) -> str:
@@ -85,7 +86,7 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
         for i, s in enumerate(f.segments)
     ]
     headers = ("#", "type", "name", "module", "descriptor sets", "in", "out", "dispatch", "push")
-    out.print(word_table("segments", headers, segments, out.width))
+    out.print(word_table("segments", headers, segments, table_width(out)))
     resources = []
     for i, r in enumerate(f.resources):
         sampler = ""
@@ -106,7 +107,7 @@ def inspect(vgf: Path, as_json: bool, other: Path | None) -> None:
             )
         )
     columns = ("#", "category", "descriptor", "format", "shape", "alias", "sampler")
-    out.print(word_table("resources", columns, resources, out.width))
+    out.print(word_table("resources", columns, resources, table_width(out)))
     for i, c in enumerate(f.constants):
         out.print(f"constant {i}: resource r{c.resource}, {len(c.data)} bytes")
     names = ", ".join(f"{x.name} (binding {x.binding}, r{x.resource})" for x in f.inputs)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vgfc.cli.bounded import print_bounded
-from vgfc.cli.console import escape, stderr_console
+from vgfc.cli.console import escape, stderr_console, stdout_console
 from vgfc.cli.errors import EXIT_ERROR
 from vgfc.cli.options import declare, max_errors_option
 
@@ -43,10 +43,9 @@ def kernels(
     vgfc kernels my_ops.yaml
     vgfc kernels mediapipe --json
     """
-    from rich.console import Console
 
     from vgfc.cli.kernels_check import check_library
-    from vgfc.cli.tables import word_table
+    from vgfc.cli.tables import table_width, word_table
     from vgfc.resolve.library.load import load_libraries
 
     loaded = load_libraries(libraries, include_dirs=options.shader.include_dirs)
@@ -96,12 +95,12 @@ def kernels(
     if as_json:
         click.echo(json.dumps({"ok": errors == 0, "errors": errors, "kernels": docs}, indent=2))
     else:
-        out = Console(highlight=False, soft_wrap=True)
+        out = stdout_console()
         if found:  # the errors are what to read: no table of the kernels that are sound
             print_bounded(stderr_console(), found, max_errors)
         else:
             columns = ("library", "operator", "kernel", "shader / graph", "params", "local", "")
-            out.print(word_table("kernel libraries", columns, rows, out.width))
+            out.print(word_table("kernel libraries", columns, rows, table_width(out)))
         out.print(f"{len(rows)} kernel(s), {errors} error(s)")
     if errors:
         sys.exit(EXIT_ERROR)

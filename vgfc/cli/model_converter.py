@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from vgfc.cli import command_process
     from vgfc.cli.console import print_diagnostic, stderr_console
     from vgfc.cli.errors import report_interrupt
-    from vgfc.cli.process import finish_process, prepare_process
+    from vgfc.cli.process import die_if_interrupted, finish_process, prepare_process
     from vgfc.diagnostics import VgfcError
     from vgfc.files.interrupts import Interrupted
 
@@ -219,4 +219,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     except VgfcError as e:  # --version to a full disk
         print_diagnostic(stderr_console(), e.diagnostic, "error")
         code = 1
+    if argv is None:  # the console script, not a program calling it
+        die_if_interrupted()
     finish_process(code if isinstance(code, int) else 0 if code is None else code)

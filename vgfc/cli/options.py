@@ -39,25 +39,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class InputPath(click.Path):
-    """A file a command reads: a missing one is a usage error (exit 2), as click has it; what
-    else is wrong with it (a symlink loop, a FIFO, a device) is left to
-    :func:`vgfc.files.inputs.open_input`, which names it (exit 1), where click would call a symlink
-    loop missing."""
+    """A file a command reads, taken as given: whatever is wrong with it (missing, unreadable, a
+    folder, a FIFO, a symlink loop) is said by :func:`vgfc.files.inputs.open_input` when the
+    command reads it, in gcc's form and with exit code 1 (``nosuch.tosa: error: cannot read the
+    model: no such file``), as for every other input, never as click's usage error."""
 
     def __init__(self, *, dash: bool = False) -> None:
-        super().__init__(exists=False, dir_okay=False, path_type=Path, allow_dash=dash)
+        super().__init__(exists=False, readable=False, path_type=Path, allow_dash=dash)
         self.dash = dash
         """``-`` is standard input (:data:`vgfc.files.inputs.STDIN`), read by the command."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        import os
-
-        if self.dash and value == "-":
-            return Path("-")
-        if isinstance(value, str | os.PathLike) and not os.path.lexists(value):
-            name = click.format_filename(value)
-            self.fail(f"{self.name.title()} {name!r} does not exist.", param, ctx)
-        return super().convert(value, param, ctx)
+        if isinstance(value, Path):
+            return value
+        return Path(value)
 
 
 model_argument = click.argument("model", type=InputPath(dash=True))
@@ -180,6 +175,10 @@ def declare(command: str) -> Callable[[F], F]:
                 options = make_options(**compile_values(command, params))
             except UsageError as e:
                 raise click.UsageError(str(e)) from None
+            if "color" in kwargs:
+                from vgfc.cli.console import set_colour
+
+                set_colour(kwargs.pop("color"))
             if kwargs.pop("diagnostics_format", None) == "sarif":
                 from vgfc.cli.console import start_sarif
 

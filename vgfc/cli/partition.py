@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vgfc.cli.console import emit, escape, print_diagnostic, stderr_console
+from vgfc.cli.console import emit, escape, print_diagnostic, stderr_console, stdout_console
 from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import declare, model_argument
 
@@ -56,9 +56,8 @@ def partition(
     \b
     Render the graph:  vgfc partition model.tosa --dot | dot -Tsvg -o plan.svg
     """
-    from rich.console import Console
 
-    from vgfc.cli.tables import word_table
+    from vgfc.cli.tables import table_width, word_table
     from vgfc.dot import plan_to_dot
     from vgfc.report import partition_json, summarize_ops
 
@@ -90,7 +89,7 @@ def partition(
         emit(plan_to_dot(graph, plan), output, inputs)
         return
 
-    console = Console(highlight=False, soft_wrap=True)  # a long reason is one line in a pipe
+    console = stdout_console()  # a long reason is one line in a pipe
     rows = [
         (
             str(p.id),
@@ -104,7 +103,7 @@ def partition(
     ]
     title = escape(f"{model} (TOSA {graph.version}): {len(graph.operators)} operators")
     columns = ("id", "kind", "ops", "operators", "inputs", "outputs")
-    table = word_table(title, columns, rows, console.width)
+    table = word_table(title, columns, rows, table_width(console))
     console.print(table)
     for p in plan.partitions:
         console.print(f"  partition {p.id}: {escape(p.reason)}")

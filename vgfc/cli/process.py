@@ -24,7 +24,14 @@ if TYPE_CHECKING:
     import click
 
 
-__all__ = ["exit_process", "finish_process", "prepare_process", "reader_gone", "run_command"]
+__all__ = [
+    "die_if_interrupted",
+    "exit_process",
+    "finish_process",
+    "prepare_process",
+    "reader_gone",
+    "run_command",
+]
 
 
 class _ClosedStream(io.RawIOBase):
@@ -181,6 +188,27 @@ def finish_process(code: object) -> NoReturn:
     sys.exit(status)
 
 
+def die_if_interrupted() -> None:
+    """If a signal interrupted the command (which has cleaned up and said what it wrote by
+    now), end the process by that signal, so that the caller sees it: a shell loop over models
+    stops, make prints "Interrupt". The exit handlers (ending workers, removing temporary
+    folders) run first."""
+    import atexit
+
+    from vgfc.files.interrupts import die_by_signal, received
+
+    signum = received()
+    if signum is None:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    with contextlib.suppress(Exception):
+        atexit._run_exitfuncs()
+    die_by_signal(signum)
+
+
 def exit_process(code: int | str | None) -> NoReturn:
     """End the ``vgfc`` console script with ``code`` (an exit code, as :func:`finish_process`
     leaves it), through ``os._exit`` when nothing else is left to run: no exit handler
@@ -188,9 +216,11 @@ def exit_process(code: int | str | None) -> NoReturn:
     profiler or tracer. The interpreter's own teardown (clearing every module, a last
     collection) took 12-15 ms of a 120 ms compile on a 2-core machine, and does nothing a
     command needs once its files are written and closed and its standard streams flushed.
-    :func:`vgfc.cli.main` itself raises ``SystemExit``, for programs that call it."""
+    :func:`vgfc.cli.main` itself raises ``SystemExit``, for programs that call it. A command
+    that a signal interrupted ends by that signal (:func:`vgfc.files.interrupts.die_by_signal`)."""
     import atexit
 
+    die_if_interrupted()
     threading = sys.modules.get("threading")
     alone = threading is None or threading.active_count() == 1
     watched = sys.getprofile() is not None or sys.gettrace() is not None

@@ -60,15 +60,17 @@ def _table() -> tuple[dict[str, tuple[str, bool]], dict[str, str], dict[str, Any
 
 
 def _file(value: str, *, model: bool) -> bool:
-    """A path click's ``Path(dir_okay=False)`` takes as given: missing (a model must at least be
-    a link), or there and no directory, and readable if it is a model (an output is not read)."""
+    """A path click takes as given: any model (the command reads it and says what is wrong with
+    it, :class:`vgfc.cli.options.InputPath`); an output missing, or there and no directory."""
     if not value:
         return False
+    if model:
+        return True
     try:
         st = os.stat(value)
     except (OSError, ValueError):
-        return os.path.lexists(value) if model else True
-    return not stat.S_ISDIR(st.st_mode) and (not model or os.access(value, os.R_OK))
+        return True
+    return not stat.S_ISDIR(st.st_mode)
 
 
 def _convert(option: Option, value: str) -> Any:
@@ -183,8 +185,8 @@ def run_quick(argv: list[str]) -> bool:
     if not argv or argv[0] != "compile":
         return False
     params = parse_compile(argv[1:])
-    if params is None:
-        return False
+    if params is None or params["deps_only"]:
+        return False  # -M: click's (vgfc.cli.rules)
 
     from vgfc.deps import asked
     from vgfc.jobs import plan_jobs
@@ -204,6 +206,9 @@ def run_quick(argv: list[str]) -> bool:
 
     def work() -> None:
         nonlocal options
+        from vgfc.cli.console import set_colour
+
+        set_colour(params["color"])
         options = _options(params)
         if options is not None:
             if params["diagnostics_format"] == "sarif":

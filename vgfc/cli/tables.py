@@ -7,6 +7,10 @@ fit either, the widest columns give up characters, one at a time, down to their 
 between them (``graph_par…ition_0``): the end of a name is what tells ``graph_partition_0``
 from ``graph_partition_2``. A row never wraps, so a name is never cut across lines; the whole
 names are in each command's ``--json``. Past the minimum widths lines run long.
+
+Off a terminal (a CI log, a pipe, a file) nothing is shortened: ``width`` is ``None``
+(:func:`table_width`), every cell is whole and lines are as long as they need to be, so that a
+log tells every model and path apart.
 """
 
 from __future__ import annotations
@@ -14,15 +18,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich import box
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["ELLIPSIS", "fit_widths", "shorten", "word_table"]
+__all__ = ["ELLIPSIS", "fit_widths", "shorten", "table_width", "word_table"]
 
 ELLIPSIS = "…"
 _MIN_WIDTH = 4
 _GAP = 2
 """Spaces between borderless columns."""
+
+
+def table_width(console: Console) -> int | None:
+    """The width a table may take on ``console``: its width on a terminal, else ``None`` (no
+    limit: a log keeps every cell whole)."""
+    return console.width if console.is_terminal else None
 
 
 def shorten(text: Text, width: int) -> Text:
@@ -56,14 +67,25 @@ def fit_widths(natural: Sequence[int], minimum: Sequence[int], budget: int) -> l
 
 
 def word_table(
-    title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], width: int
+    title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], width: int | None
 ) -> Table:
     """A table of ``rows`` (cells are rich markup: escape user text) for a terminal ``width``
-    characters wide."""
+    characters wide, or, with ``width`` ``None``, for a log: borderless, every cell whole."""
     cells = [[Text.from_markup(cell) for cell in row] for row in rows]
     natural = [
         max([len(header), *(row[i].cell_len for row in cells)]) for i, header in enumerate(columns)
     ]
+    if width is None:
+        whole = sum(natural) + _GAP * (len(columns) - 1)
+        table = Table(
+            title=title, box=None, padding=(0, _GAP // 2), pad_edge=False, show_edge=False
+        )
+        table.width = whole
+        for header, w in zip(columns, natural, strict=True):
+            table.add_column(header, width=w, no_wrap=True)
+        for row in cells:
+            table.add_row(*row)
+        return table
     # Default style: a border and one space of padding on each side of every cell.
     if sum(natural) + 3 * len(natural) + 1 <= width:
         table = Table(title=title, box=box.HEAVY_HEAD)

@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from vgfc.cli.console import escape
+from vgfc.cli.console import escape, stdout_console
 from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import InputPath, declare, inputs_option, run_options
 from vgfc.cli.run import PUSH_CONSTANTS_HELP, push_target, timeout_option
@@ -191,7 +190,7 @@ def _verdict_json(model: Path, verdict: Verdict) -> dict[str, object]:
 
 
 def _print(model: Path, verdict: Verdict) -> None:
-    console = Console(highlight=False, soft_wrap=True)
+    console = stdout_console()
     for line in check_lines(verdict):
         console.print(escape(line))
     table = Table(title=escape(f"{model} against {verdict.oracle}"))

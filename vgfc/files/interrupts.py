@@ -6,16 +6,29 @@
 :func:`signals_held` holds those signals, and SIGINT, while an output's temporary file is
 created, renamed or removed, so that :data:`vgfc.files.outputs.WRITES` always knows whether a
 target was replaced; a signal that comes meanwhile is raised when the section ends.
+
+Once the command has cleaned up and said what it wrote, :func:`die_by_signal` ends the process
+by the signal it received (the handler reset, the signal sent again), as compilers do: the
+caller then sees death by that signal, not exit code 1, so a shell loop over models stops and
+make prints "Interrupt" (:func:`received` says which signal, if any).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from collections.abc import Iterator
 from types import FrameType
 
-__all__ = ["INTERRUPTS", "Interrupted", "interrupt_on_signals", "signals_held"]
+__all__ = [
+    "INTERRUPTS",
+    "Interrupted",
+    "die_by_signal",
+    "interrupt_on_signals",
+    "received",
+    "signals_held",
+]
 
 INTERRUPTS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name)
@@ -99,3 +112,27 @@ def signals_held() -> Iterator[None]:
             signum = _deferred[0]
             _deferred.clear()
             _raise_now(signum)
+
+
+def received() -> int | None:
+    """The signal that interrupted this command (through :func:`interrupt_on_signals`'s
+    handlers), or ``None``."""
+    return _interrupted[0] if _interrupted else None
+
+
+def die_by_signal(signum: int) -> None:
+    """End this process by ``signum``: its default action restored and unblocked, the signal
+    sent to this process. Returns only where that does not end it (a platform without it)."""
+    if signum == getattr(signal, "SIGQUIT", None):
+        # SIGQUIT's default action dumps core: the command cleaned up, it leaves no core file.
+        with contextlib.suppress(ImportError, OSError, ValueError):
+            import resource
+
+            resource.setrlimit(
+                resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1])
+            )
+    with contextlib.suppress(OSError, ValueError):
+        signal.signal(signum, signal.SIG_DFL)
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+        os.kill(os.getpid(), signum)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from vgfc.diagnostics import Diagnostic, InternalError, UnsupportedError, VgfcError
+from vgfc.diagnostics import Diagnostic, InternalError, Severity, UnsupportedError, VgfcError
 from vgfc.ir import Graph
 from vgfc.partition import Partition, PartitionKind, Plan
 from vgfc.record import record
@@ -107,7 +107,18 @@ def lower(
     finally:
         if builds is not None:
             builds.close()
+    if builds is not None and builds.cache_problem is not None:
+        diagnostics.insert(0, _cache_warning(builds.cache_problem))
     return Lowered(tuple(modules), tuple(diagnostics), tuple(includes))
+
+
+def _cache_warning(problem: str) -> Diagnostic:
+    """The one warning of a compile whose shader cache cannot be used."""
+    return Diagnostic(
+        Severity.WARNING,
+        f"the shader cache cannot be used: {problem}; every shader is compiled afresh",
+        name="unusable-cache",
+    )
 
 
 def _lower_graphs(

@@ -86,9 +86,15 @@ class ShaderBuilds:
         self._compiled: dict[ShaderRequest, Binary | Exception] = {}
         self._todo: deque[ShaderRequest] = deque()
         self._ready = threading.Condition()
+        requests = dict.fromkeys(requests)
         folder = cache.cache_dir()
-        for request in dict.fromkeys(requests):
-            hit = cache.load(request, folder) if request.options.cache else None
+        self.cache_problem = None
+        """Why the shader cache cannot be used, when a request asked for it."""
+        if any(r.options.cache for r in requests):
+            self.cache_problem = cache.cache_problem(folder)
+        usable = self.cache_problem is None
+        for request in requests:
+            hit = cache.load(request, folder) if request.options.cache and usable else None
             if hit is not None:
                 self._done[request] = hit
             elif isinstance(request.code, bytes):

@@ -8,14 +8,18 @@ are written to a temporary file in the same folder and renamed into place, so tw
 processes compiling at once each see either no entry or a whole one. Failing to read or write
 the cache never fails a compile.
 
-Where: ``$VGFC_CACHE_DIR/shaders``, else ``shaders`` in the user cache folder (``platformdirs``:
-``~/.cache/vgfc`` on Linux). ``--no-cache`` (``CompileOptions(cache=False)``) leaves it alone.
+Where: ``$VGFC_CACHE_DIR/shaders`` (``~`` expanded; a relative path is refused, as each command
+of a build runs in its own folder), else ``shaders`` in the user cache folder (``platformdirs``:
+``~/.cache/vgfc`` on Linux). :func:`cache_problem` says why a folder cannot be used (a compile
+warns ``[-Wunusable-cache]`` and compiles every shader afresh). ``--no-cache``
+(``CompileOptions(cache=False)``) leaves it alone.
 ``vgfc cache`` looks after it (:mod:`vgfc.shader.cache_admin`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import threading
@@ -35,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.shader.includer import IncludeProbe
 
-__all__ = ["CACHE_ENV", "cache_dir", "load", "store"]
+__all__ = ["CACHE_ENV", "cache_dir", "cache_problem", "load", "store"]
 
 CACHE_ENV = "VGFC_CACHE_DIR"
 """Environment variable naming the cache folder (the user cache folder when unset or empty)."""
@@ -50,7 +54,9 @@ def _folder() -> str:
     """:func:`cache_dir` as a string (pathlib's parsing costs more than a lookup's other path
     handling)."""
     root = os.environ.get(CACHE_ENV)
-    if not root:
+    if root:
+        root = os.path.expanduser(root)
+    else:
         try:
             import platformdirs
 
@@ -62,6 +68,35 @@ def _folder() -> str:
     return os.path.join(root, "shaders")
 
 
+def cache_problem(folder: Path | str | None = None) -> str | None:
+    """Why the cache folder (default :func:`cache_dir`) cannot be used, or ``None``: a relative
+    ``VGFC_CACHE_DIR``, or a folder that cannot be made, read or written. Makes the folder."""
+    root = os.environ.get(CACHE_ENV)
+    if root and not os.path.isabs(os.path.expanduser(root)):
+        return f"{CACHE_ENV} {root!r} is a relative path (give an absolute one)"
+    return _unusable(_folder() if folder is None else str(folder))
+
+
+@functools.cache
+def _unusable(folder: str) -> str | None:
+    layout = os.path.join(folder, f"v{FORMAT}")
+    try:
+        os.makedirs(layout, exist_ok=True)
+    except OSError as e:
+        return f"cannot make the folder {layout}: {_why(e)}"
+    if not os.access(layout, os.R_OK | os.W_OK | os.X_OK):
+        return f"cannot read and write the folder {layout}: permission denied"
+    return None
+
+
+def _why(e: OSError) -> str:
+    import errno
+
+    if e.errno == errno.EEXIST or e.errno == errno.ENOTDIR:
+        return "a file that is not a folder stands in its path"
+    return (e.strerror or str(e)).lower()
+
+
 def load(request: ShaderRequest, folder: Path | None = None) -> CompiledShader | None:
     """The cached result for ``request``, or ``None`` (missing, stale or corrupt entry).
     ``folder``: :func:`cache_dir`, from a caller that looks up many shaders (finding the user
@@ -70,6 +105,8 @@ def load(request: ShaderRequest, folder: Path | None = None) -> CompiledShader |
     An entry is read like any input: a regular file of at most :data:`ENTRY_BYTES_MAX`, never
     through a symbolic link, never a FIFO or device (which could block or never end). Anything
     else where an entry belongs is removed, so the compile that misses stores a good one."""
+    if cache_problem(folder) is not None:
+        return None
     key = _key(request)
     path = _entry(key, folder)
     found = _read_entry(path)
@@ -125,6 +162,8 @@ def store(
 ) -> None:
     """Add ``compiled`` to the cache, replacing any entry for ``request``; quietly does nothing
     when the cache folder cannot be written."""
+    if cache_problem() is not None:
+        return
     key = _key(request)
     path = _entry(key)
     data = _encode(key, compiled, includes)

@@ -140,8 +140,8 @@ def test_a_failed_compile_writes_no_rule_and_leaves_the_old_one(cli, project: Pa
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-MT", "x"], "-MT says how to write a dependency file: give -MD or -MF"),
-        (["-MP"], "-MP says how to write a dependency file: give -MD or -MF"),
+        (["-MT", "x"], "-MT says how to write a dependency file: give -MD, -MF or -M"),
+        (["-MP"], "-MP says how to write a dependency file: give -MD, -MF or -M"),
         (["-MD", "-MT", ""], "-MT '' is not a target"),
         (["-MD", "-MT", "a\nb"], "is not a target: a name on one line"),
         (["-MF", "inc"], "'inc' is a directory"),

@@ -1,6 +1,6 @@
 """Interrupts during a large write: SIGINT, SIGTERM, SIGHUP and SIGQUIT leave either the old
-file or the new one, never a temporary file, and say which; in batch mode the workers end with
-their parent and write nothing after it.
+file or the new one, never a temporary file, and say which, and the command then dies by the
+signal; in batch mode the workers end with their parent and write nothing after it.
 
 No test here waits for a time: the command is stopped (SIGSTOP) once its temporary output file
 exists, signalled, and continued, so the signal lands in the middle of the write whatever the
@@ -94,7 +94,7 @@ def test_an_interrupted_compile_leaves_the_old_file_and_says_so(
     stop_signal_continue(proc, tmp_path, sig)
     _, err = proc.communicate(timeout=DEADLINE)
     how = "Ctrl-C" if sig == signal.SIGINT else sig.name
-    assert proc.returncode == 1
+    assert proc.returncode == -sig
     assert err.decode() == f"error: interrupted ({how}): {out} was left as it was\n"
     assert out.read_bytes() == b"old" and temporaries(tmp_path) == []
 
@@ -117,7 +117,7 @@ def test_an_interrupted_batch_leaves_no_worker_and_no_temporary_file(
     workers = stop_signal_continue(proc, tmp_path, signal.SIGTERM)
     _, err = proc.communicate(timeout=DEADLINE)
     assert len(workers) == 2
-    assert proc.returncode == 1
+    assert proc.returncode == -signal.SIGTERM
     written = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
     assert err.decode().startswith(f"error: interrupted (SIGTERM): {len(written)} of 3 models")
     assert temporaries(tmp_path) == []

@@ -203,7 +203,7 @@ def _write(tmp_path: Path, name: str, data: bytes) -> Path:
         (lambda t: _write(t, "dangling.tosa", DANGLING), [], 1, "tensor 'nope'"),
         (lambda t: _write(t, "ok.tosa", chain()), ["--tosa-flatbuffer"], 1, "VGF files only"),
         (lambda t: _write(t, "ok.tosa", chain()), ["--no-such-flag"], 2, "--no-such-flag"),
-        (lambda t: t / "missing.tosa", [], 2, "does not exist"),
+        (lambda t: t / "missing.tosa", [], 1, "cannot read the model: no such file"),
     ],
     ids=["not-tosa", "dangling", "tosa-flatbuffer", "unknown-flag", "missing"],
 )  # fmt: skip

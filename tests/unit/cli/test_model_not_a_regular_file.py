@@ -1,6 +1,7 @@
-"""A model, VGF or library path that is not a regular file (a FIFO, a device, a symlink loop)
-is refused by every command and by ``vgfc.compile``, naming the file: never waited on, read
-without end, or reported as an internal error."""
+"""A model, VGF or library path that is not a regular file (a FIFO, a device, a symlink loop, a
+folder) or is missing is refused by every command and by ``vgfc.compile`` in gcc's form, naming
+the file, exit code 1: never waited on, read without end, reported as an internal error or as a
+usage error (exit code 2)."""
 
 from __future__ import annotations
 
@@ -21,13 +22,23 @@ def odd(tmp_path: Path) -> dict[str, Path]:
     loop = tmp_path / "loop.tosa"
     os.symlink(tmp_path / "other.tosa", loop)
     os.symlink(loop, tmp_path / "other.tosa")
-    return {"fifo": fifo, "loop": loop, "device": Path("/dev/zero")}
+    folder = tmp_path / "folder.tosa"
+    folder.mkdir()
+    return {
+        "fifo": fifo,
+        "loop": loop,
+        "device": Path("/dev/zero"),
+        "missing": tmp_path / "nosuch.tosa",
+        "folder": folder,
+    }
 
 
 REASONS = {
     "fifo": "a FIFO (named pipe), not a regular file",
     "loop": "a symbolic link loop (or too many links)",
     "device": "a character device, not a regular file",
+    "missing": "no such file",
+    "folder": "a folder, not a regular file",
 }
 
 

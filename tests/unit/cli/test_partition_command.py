@@ -99,10 +99,10 @@ def test_usage_errors_exit_2(cli, model: Path, args: list[str], message: str) ->
     assert message in run.err
 
 
-def test_missing_file_is_a_usage_error(cli, tmp_path: Path) -> None:
+def test_missing_file_is_an_error_naming_it(cli, tmp_path: Path) -> None:
     run = cli("partition", str(tmp_path / "nope.tosa"))
-    assert run.code == 2
-    assert "does not exist" in run.err
+    assert run.code == 1
+    assert run.err == f"{tmp_path / 'nope.tosa'}: error: cannot read the model: no such file\n"
 
 
 def test_help_explains_the_rule(cli) -> None:

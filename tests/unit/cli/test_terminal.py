@@ -55,6 +55,29 @@ def on_a_terminal(*args: str, columns: int = 100) -> tuple[int, str, str]:
     return code, out, b"".join(shown).decode(errors="replace")
 
 
+def table_on_a_terminal(*args: str, columns: int, cwd: Path | None = None) -> str:
+    """What ``vgfc ARGS`` shows with standard output on a pseudo-terminal ``columns`` wide (exit
+    code 0), colourless so that a line's length is its width."""
+    main, child = pty.openpty()
+    env = {**os.environ, "COLUMNS": str(columns), "NO_COLOR": "1"}
+    process = subprocess.Popen(
+        [str(VGFC), *args], stdin=subprocess.DEVNULL, stdout=child, stderr=child, env=env, cwd=cwd
+    )
+    os.close(child)
+    shown = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not data:
+            break
+        shown.append(data)
+    assert process.wait(timeout=300) == 0
+    os.close(main)
+    return b"".join(shown).decode(errors="replace").replace("\r\n", "\n")
+
+
 def piped(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "100"}
     return subprocess.run(
@@ -90,38 +113,34 @@ def mixed_vgf(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("columns", [60, 80])
-def test_tables_fit_the_width(
-    cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, mixed_vgf: Path, columns: int
-) -> None:
-    monkeypatch.setenv("COLUMNS", str(columns))
+def test_tables_fit_the_width(mixed_vgf: Path, columns: int) -> None:
     # Short names in the first lines of inspect and partition: a heading names the file as given,
     # so the checkout's own path must not decide whether the test passes.
-    monkeypatch.chdir(mixed_vgf.parent)
-    shutil.copyfile(SAMPLES_DIR / "mixed.tosa", "mixed.tosa")
+    shutil.copyfile(SAMPLES_DIR / "mixed.tosa", mixed_vgf.parent / "mixed.tosa")
     for args in (
         ("kernels", "mediapipe"),
         ("inspect", mixed_vgf.name),
         ("partition", "mixed.tosa"),
     ):
-        run = cli(*args)
-        assert run.code == 0, run.err
-        table_lines = [line for line in run.out.splitlines() if not line.startswith("  partition")]
+        shown = table_on_a_terminal(*args, columns=columns, cwd=mixed_vgf.parent)
+        table_lines = [line for line in shown.splitlines() if not line.startswith("  partition")]
         too_long = [line for line in table_lines if len(line) > columns]
         assert not too_long, (args, too_long)
 
 
-def test_shortened_names_are_whole_in_json(
+def test_shortened_names_are_whole_in_json_and_in_a_log(
     cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    shown = table_on_a_terminal("kernels", "mediapipe", columns=80)
+    assert ELLIPSIS in shown
+    assert "TFL/Convolution2DTransposeBias" not in shown
     monkeypatch.setenv("COLUMNS", "80")
-    run = cli("kernels", "mediapipe")
-    assert ELLIPSIS in run.out
-    assert "TFL/Convolution2DTransposeBias" not in run.out
     doc = json.loads(cli("kernels", "mediapipe", "--json").out)
     assert "TFL/Convolution2DTransposeBias" in {k["entry"] for k in doc["kernels"]}
-    monkeypatch.setenv("COLUMNS", "250")
-    wide = cli("kernels", "mediapipe")
-    assert ELLIPSIS not in wide.out and "TFL/Convolution2DTransposeBias" in wide.out
+    logged = cli("kernels", "mediapipe")  # not a terminal: nothing shortened
+    assert ELLIPSIS not in logged.out and "TFL/Convolution2DTransposeBias" in logged.out
+    wide = table_on_a_terminal("kernels", "mediapipe", columns=250)
+    assert ELLIPSIS not in wide and "TFL/Convolution2DTransposeBias" in wide
 
 
 def test_piped_partition_reasons_stay_on_one_line(
@@ -191,7 +210,7 @@ def test_debug_after_the_command(cli: Callable[..., Any], tmp_path: Path) -> Non
             cli(*args)
     # After "--" it is an argument like any other: a file called --debug.
     run = cli("inspect", "--", "--debug")
-    assert run.code == 2 and "'--debug' does not exist" in run.err
+    assert run.code == 1 and run.err == "--debug: error: cannot read the VGF file: no such file\n"
 
 
 def test_inspect_diff_prints_no_python_reprs(cli: Callable[..., Any], tmp_path: Path) -> None:

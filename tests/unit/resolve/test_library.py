@@ -188,8 +188,8 @@ LOAD_ERRORS = [
     ("no operators", "vgfc_kernels: 1  # ERROR\n", "(top level)", "'operators' is a required"),
     (
         "unknown top-level key",
-        "vgfc_kernels: 1  # ERROR\noperators: []\noperator: []  # ERROR\n",
-        "(top level)",
+        "vgfc_kernels: 1\noperators: []\noperator: []  # ERROR\n",
+        "operator",
         "unknown key 'operator' (did you mean operators?)",
     ),
     (
@@ -644,7 +644,68 @@ def test_bad_library_names_file_line_entry_and_key(
 def test_an_unknown_key_is_named(tmp_path: Path) -> None:
     path = write_library(tmp_path, one_entry(kernel=KERNEL.replace("defines:", "define:")))
     error = load_error(path)
-    assert "define" in error.message, error
+    assert error.message.startswith("unknown key 'define' (did you mean defines?)"), error
+    assert error.location.key == "test/Op: kernels[0].shader.define"
+
+
+# (case id, the entry's resources and dispatch lines with the misspelt key, the key, its message)
+MISSPELT = [
+    (
+        "misspelt required key",
+        "resources: {x: {bindng: 0}, y: {binding: 1}}",
+        "bindng",
+        "kernels[0].resources.x.bindng",
+        "unknown key 'bindng' (did you mean binding?)",
+    ),
+    (
+        "misspelt key of a oneOf",
+        "dispatch: {globl: [1]}",
+        "globl",
+        "kernels[0].dispatch.globl",
+        "unknown key 'globl' (did you mean global?)",
+    ),
+    (
+        "unknown key beside a known one",
+        "resources: {x: {binding: 0, descriptr: storage_buffer}, y: {binding: 1}}",
+        "descriptr",
+        "kernels[0].resources.x.descriptr",
+        "unknown key 'descriptr' (did you mean descriptor?)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "word", "key", "message"), [pytest.param(*c[1:], id=c[0]) for c in MISSPELT]
+)
+def test_a_misspelt_key_is_the_first_line_at_its_own_line_and_column(
+    tmp_path: Path, line: str, word: str, key: str, message: str
+) -> None:
+    """A misspelt key is named with did-you-mean, not reported through what its misspelling
+    leaves missing (``'binding' is a required property``), and is located at the key itself."""
+    kernel = (
+        "\n      - name: k\n"
+        "        shader: {file: affine.comp, defines: {SCALE: 1.0, BIAS: 0.0, COUNT: 1}}\n"
+        "        resources: {x: {binding: 0}, y: {binding: 1}}\n"
+        "        dispatch: {global: [1]}\n"
+    )
+    field = line.split(":")[0]
+    kernel = re.sub(rf"        {field}: .*\n", f"        {line}\n", kernel)
+    path = write_library(tmp_path, one_entry(kernel=kernel))
+    error = load_error(path)
+    assert str(error).splitlines()[0].endswith(message), error
+    assert error.location.key == f"test/Op: {key}"
+    text = path.read_text().splitlines()
+    where = error.location
+    assert where.file_line is not None and where.file_column is not None
+    assert text[where.file_line - 1][where.file_column - 1 :].startswith(word), where
+
+
+def test_the_first_unknown_key_in_the_document_is_named(tmp_path: Path) -> None:
+    kernel = KERNEL.replace("{binding: 1}", "{binding: 1, zzz: 3}").replace(
+        "{binding: 0}", "{bindng: 0}"
+    )
+    error = load_error(write_library(tmp_path, one_entry(kernel=kernel)))
+    assert error.message.startswith("unknown key 'bindng'"), error
 
 
 def test_a_block_key_is_located_on_its_own_line(tmp_path: Path) -> None:
@@ -849,7 +910,7 @@ def test_check_accepts_a_matching_kernel(tmp_path: Path) -> None:
 # (library under tests/data/kernels/bad, what the message must contain besides file:line and entry)
 BAD_LIBRARIES = {
     "schema": ("kernels[0].resources.y.binding", "'one' is not of type 'integer'"),
-    "unknown_key": ("kernels[0].shader", "define"),
+    "unknown_key": ("kernels[0].shader.define", "define"),
     "missing_shader": ("kernels[0].shader.file", "no such file: no_such_shader.comp"),
     "unknown_dim": ("kernels[0].dispatch.global[0]", "reads 'D'"),
     "cycle": ("compose.ops[0]", "the composed ops form a cycle"),

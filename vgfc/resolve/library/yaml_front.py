@@ -190,24 +190,44 @@ def _validate(data: Any, lines: Lines, shown: str) -> None:
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if not errors:
         return
-    error = jsonschema.exceptions.best_match(errors)
-    assert error is not None
-    path = list(error.absolute_path)
+    unknown = _unknown_key(errors, lines)
+    if unknown is not None:
+        # A misspelt key is the cause of what else fails in its mapping (``{bindng: 0}`` also
+        # lacks ``binding``): it is named first, at its own line and column.
+        path, message = unknown
+    else:
+        error = jsonschema.exceptions.best_match(errors)
+        assert error is not None
+        path, message = list(error.absolute_path), _schema_message(error)
     line, column = lines.place(path)
     where = Location(file=shown, file_line=line, file_column=column, key=path_text(data, path))
-    raise InputError(_schema_message(error), where)
+    raise InputError(message, where)
+
+
+def _unknown_key(errors: Sequence[Any], lines: Lines) -> tuple[list[Any], str] | None:
+    """The path to the first key (in document order) that the schema does not know, and its
+    message with did-you-mean, looking into the errors of ``oneOf`` branches too; None if every
+    key is known."""
+    from vgfc.diagnostics import did_you_mean
+
+    found: list[tuple[list[Any], str]] = []
+    stack = list(errors)
+    while stack:
+        error = stack.pop()
+        stack.extend(error.context or ())
+        if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+            continue
+        allowed = sorted(error.schema.get("properties", {}))
+        for key in error.instance:
+            if key not in allowed:
+                message = f"unknown key '{quote(str(key), 60)}'{did_you_mean(str(key), allowed)}"
+                found.append(([*error.absolute_path, key], message))
+    if not found:
+        return None
+    return min(found, key=lambda f: lines.place(f[0]))
 
 
 def _schema_message(error: Any) -> str:
-    from vgfc.limits import quote
-
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        from vgfc.diagnostics import did_you_mean
-
-        allowed = sorted(error.schema.get("properties", {}))
-        extra = sorted(str(k) for k in error.instance if k not in allowed)
-        if extra:
-            return f"unknown key '{quote(extra[0], 60)}'{did_you_mean(extra[0], allowed)}"
     if (
         error.validator == "oneOf"
         and error.schema.get("oneOf")
