@@ -120,9 +120,10 @@ def _note(text: str) -> None:
     "-i",
     "--input",
     "input_path",
-    required=True,
-    type=InputPath(),
-    help="The TOSA flatbuffer to compile.",
+    default="-",
+    type=InputPath(dash=True),
+    help="The model to compile: a TOSA flatbuffer or TOSA MLIR (text or bytecode), told apart "
+    "by content; '-' reads standard input.",
 )
 @click.option(
     "-o",
@@ -160,8 +161,8 @@ def model_converter(
     debug: bool,
     **ignored: object,
 ) -> None:
-    """Compile a TOSA flatbuffer into a VGF file with vgfc, taking the command line of Arm's
-    model-converter; for tools that run it, such as ExecuTorch's VGF backend
+    """Compile a TOSA model (flatbuffer or MLIR) into a VGF file with vgfc, taking the command
+    line of Arm's model-converter; for tools that run it, such as ExecuTorch's VGF backend
     (MODEL_CONVERTER_PATH=$(which vgfc-model-converter)).
 
     \b

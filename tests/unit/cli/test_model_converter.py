@@ -199,7 +199,7 @@ def _write(tmp_path: Path, name: str, data: bytes) -> Path:
 @pytest.mark.parametrize(
     ("model", "flags", "code", "message"),
     [
-        (lambda t: _write(t, "bad.tosa", b"ONNX" * 4), [], 1, "not a TOSA flatbuffer"),
+        (lambda t: _write(t, "bad.tosa", b"\0\0\0\0ONNX" * 2), [], 1, "not a TOSA flatbuffer"),
         (lambda t: _write(t, "dangling.tosa", DANGLING), [], 1, "tensor 'nope'"),
         (lambda t: _write(t, "ok.tosa", chain()), ["--tosa-flatbuffer"], 1, "VGF files only"),
         (lambda t: _write(t, "ok.tosa", chain()), ["--no-such-flag"], 2, "--no-such-flag"),
@@ -229,12 +229,14 @@ def test_an_error_leaves_an_existing_output_as_it_was(tmp_path: Path) -> None:
     assert out.read_bytes() == b"old"
 
 
-def test_missing_input_option_is_a_usage_error(tmp_path: Path) -> None:
-    run = converter("-o", tmp_path / "out.vgf")
-    assert run.code == 2
-    assert run.err_lines == [
-        "error: Missing option '-i' / '--input' (see vgfc-model-converter --help)"
-    ]
+def test_without_an_input_option_the_model_comes_on_standard_input(tmp_path: Path) -> None:
+    """As the reference converter's ``-i`` does, vgfc's defaults to ``-``."""
+    model = _write(tmp_path, "m.tosa", chain())
+    with model.open("rb") as stdin:
+        p = subprocess.run([str(EXE), "-o", tmp_path / "piped.vgf"], stdin=stdin, timeout=120)
+    assert p.returncode == 0
+    assert converter("-i", model, "-o", tmp_path / "named.vgf").code == 0
+    assert (tmp_path / "piped.vgf").read_bytes() == (tmp_path / "named.vgf").read_bytes()
 
 
 def test_help_names_the_reference_options() -> None:
