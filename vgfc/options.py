@@ -246,6 +246,22 @@ OPTIONS: tuple[Option, ...] = (
         batch=True,
     ),
     Option(
+        "flatbuffer_output",
+        ("-o", "--output"),
+        "TOSA flatbuffer file to write, atomically (default: MODEL with the suffix .tosa; "
+        "'-': standard output).",
+        kind="file",
+        commands=("translate",),
+    ),
+    Option(
+        "tosa_flatbuffer",
+        ("--tosa-flatbuffer",),
+        "Write the TOSA flatbuffer of the model read (MLIR as tosa-opt serialises it), as "
+        "`vgfc translate` does, instead of a VGF.",
+        default=False,
+        commands=("model-converter",),
+    ),
+    Option(
         "allow_reference_imports",
         ("--allow-reference-imports",),
         "Let a kernel library's `reference: module:function` import any module on the Python "

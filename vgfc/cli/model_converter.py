@@ -6,9 +6,10 @@ through ``MODEL_CONVERTER_PATH``, checks ``--version`` (it wants ``x.y.z`` >= 0.
 ``[binary, *flags, "-i", X.tosa, "-o", X.tosa.vgf]`` and shows stderr when the exit code is not 0.
 
 The reference converter's other options are accepted. Those vgfc already satisfies pass
-silently (``--require-static-shape``); those with no meaning for vgfc are ignored with a one-line
-note on stderr; ``--tosa-flatbuffer`` (write TOSA, not VGF) is refused; ``--disable-replicated-
-composites`` is honoured by refusing a result that uses them, since vgfc has no switch for it.
+silently (``--require-static-shape``); ``--tosa-flatbuffer`` writes the flatbuffer of the model
+read, as ``vgfc translate`` does; those with no meaning for vgfc yet are ignored with a one-line
+note on stderr; ``--disable-replicated-composites`` is honoured by refusing a result that uses
+them, since vgfc has no switch for it.
 
 Exit codes as for ``vgfc``: 0 success, 1 error in the input, 2 usage error, 3 internal error.
 Every error is one line on stderr, and after an error no output file exists.
@@ -28,7 +29,6 @@ import click
 import vgfc
 from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import InputPath, declare
-from vgfc.diagnostics import UnsupportedError
 
 if TYPE_CHECKING:
     from vgfc.compiler import Options
@@ -132,7 +132,6 @@ def _note(text: str) -> None:
     default="-",
     help="The VGF file to write, atomically; '-' writes it to standard output.",
 )
-@click.option("--tosa-flatbuffer", is_flag=True, help="Refused: vgfc writes VGF only.")
 @click.option("--tosa-flatbuffer-schema", metavar="VAR", help="Ignored.")
 @click.option("--dump-mlir", is_flag=True, help="Ignored.")
 @click.option("--emit-debug-info", is_flag=True, help="Ignored.")
@@ -171,16 +170,17 @@ def model_converter(
     """
     from vgfc.compiler import ToFile, ToStream, compile_model
 
-    if tosa_flatbuffer:
-        raise UnsupportedError(
-            "--tosa-flatbuffer: vgfc reads TOSA flatbuffers and writes VGF files only"
-        )
     for name, value in ignored.items():
         if value:
             option, why = _NO_MEANING[name]
             _note(f"{option} ignored: {why}")
     if type_narrowing.lower() != "none":
         _note(f"--type-narrowing {type_narrowing} ignored: vgfc keeps the model's element types")
+    if tosa_flatbuffer:
+        from vgfc.cli.translate import write_flatbuffer
+
+        write_flatbuffer(input_path, output)
+        return
     if output == "-":
         compile_model(input_path, options, sink=ToStream(sys.stdout.buffer))
         sys.stdout.buffer.flush()

@@ -201,11 +201,10 @@ def _write(tmp_path: Path, name: str, data: bytes) -> Path:
     [
         (lambda t: _write(t, "bad.tosa", b"\0\0\0\0ONNX" * 2), [], 1, "not a TOSA flatbuffer"),
         (lambda t: _write(t, "dangling.tosa", DANGLING), [], 1, "tensor 'nope'"),
-        (lambda t: _write(t, "ok.tosa", chain()), ["--tosa-flatbuffer"], 1, "VGF files only"),
         (lambda t: _write(t, "ok.tosa", chain()), ["--no-such-flag"], 2, "--no-such-flag"),
         (lambda t: t / "missing.tosa", [], 2, "does not exist"),
     ],
-    ids=["not-tosa", "dangling", "tosa-flatbuffer", "unknown-flag", "missing"],
+    ids=["not-tosa", "dangling", "unknown-flag", "missing"],
 )  # fmt: skip
 def test_errors_are_one_line_and_leave_no_file(
     tmp_path: Path, model: Callable[[Path], Path], flags: list[str], code: int, message: str

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from paths import SAMPLES_DIR
@@ -34,15 +35,16 @@ def _tosa_opt(*args: str | Path, cwd: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def _run(*args: str | Path, cwd: Path, stdin: object = subprocess.DEVNULL, **kw: object):
+def _run(
+    *args: str | Path, cwd: Path, stdin: Any = subprocess.DEVNULL
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [*map(str, args)],
-        stdin=stdin,  # type: ignore[arg-type]
+        stdin=stdin,
         capture_output=True,
         cwd=cwd,
         env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(cwd / "tmp")},
         timeout=300,
-        **kw,  # type: ignore[arg-type]
     )
 
 
