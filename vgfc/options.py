@@ -262,6 +262,16 @@ OPTIONS: tuple[Option, ...] = (
         commands=("model-converter",),
     ),
     Option(
+        "analysis",
+        ("--analysis", "--experimental-analysis"),
+        "Also print one line per operator: 'Successfully lowered: tosa.OP at LOC (op #N, graph "
+        "partition P)' or 'Failed to lower: ...: WHY', going on past every failure "
+        "(vgfc-model-converter: on standard error, as the reference converter prints its "
+        "analysis; the VGF is still written when nothing failed).",
+        default=False,
+        commands=("check", "model-converter"),
+    ),
+    Option(
         "allow_reference_imports",
         ("--allow-reference-imports",),
         "Let a kernel library's `reference: module:function` import any module on the Python "

@@ -31,7 +31,7 @@ from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import InputPath, declare
 
 if TYPE_CHECKING:
-    from vgfc.compiler import Options
+    from vgfc.compiler import Options, Sink
 
 __all__ = ["COMPATIBLE_VERSION", "PROG", "main", "model_converter", "version_document"]
 
@@ -60,10 +60,6 @@ _NO_MEANING: dict[str, tuple[str, str]] = {
     ),
     "dump_mlir": ("--dump-mlir", "vgfc has no MLIR passes"),
     "emit_debug_info": ("--emit-debug-info", "vgfc writes no SPIR-V debug instructions"),
-    "experimental_analysis": (
-        "--experimental-analysis",
-        "'vgfc check MODEL' reports everything vgfc cannot compile",
-    ),
     "custom_op_domain_to_opcode": (
         "--custom-op-domain-to-opcode",
         "vgfc compiles custom ops of the com.arm.VulkanCustomShader domain only",
@@ -138,7 +134,6 @@ def _note(text: str) -> None:
 @click.option(
     "--require-static-shape", is_flag=True, help="Always so in vgfc: dynamic shapes are refused."
 )
-@click.option("--experimental-analysis", is_flag=True, help="Ignored.")
 @click.option("--custom-op-domain-to-opcode", multiple=True, metavar="VAR", help="Ignored.")
 @click.option("--enable-bespoke", is_flag=True, help="Ignored.")
 @click.option(
@@ -154,6 +149,7 @@ def model_converter(
     input_path: Path,
     output: str,
     tosa_flatbuffer: bool,
+    analysis: bool,
     require_static_shape: bool,
     type_narrowing: str,
     options: Options,
@@ -181,15 +177,40 @@ def model_converter(
 
         write_flatbuffer(input_path, output)
         return
+    sink: Sink
     if output == "-":
-        compile_model(input_path, options, sink=ToStream(sys.stdout.buffer))
-        sys.stdout.buffer.flush()
+        sink = ToStream(sys.stdout.buffer)
     else:
         from vgfc.files.outputs import check_output
         from vgfc.jobs import input_files
 
         check_output(output, inputs=input_files(input_path, options))
-        compile_model(input_path, options, sink=ToFile(Path(output)))
+        sink = ToFile(Path(output))
+    if analysis:
+        _analyse(input_path, options, sink)
+    else:
+        compile_model(input_path, options, sink=sink)
+    if output == "-":
+        sys.stdout.buffer.flush()
+
+
+def _analyse(input_path: Path, options: Options, sink: Sink) -> None:
+    """The compile going on past errors, one analysis line per operator on stderr (as the
+    reference converter prints its own), then the errors; the output is written only when
+    there are none."""
+    from vgfc.analysis import analysis_lines
+    from vgfc.cli.bounded import print_bounded
+    from vgfc.cli.console import stderr_console
+    from vgfc.compiler import compile_model
+    from vgfc.limits import LIMITS
+
+    done = compile_model(input_path, options, sink=sink, keep_going=True)
+    for line in analysis_lines(done):
+        click.echo(line, err=True)
+    if done.diagnostics:
+        print_bounded(stderr_console(), done.diagnostics, LIMITS.check_errors_shown)
+    if done.errors:
+        sys.exit(1)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
