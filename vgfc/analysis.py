@@ -11,10 +11,10 @@ left it unlowered. They only read a :class:`~vgfc.compilation.Compilation`.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from vgfc.diagnostics import Severity
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.compilation import Compilation
     from vgfc.diagnostics import Diagnostic
@@ -96,5 +96,7 @@ def analysis_lines(done: Compilation) -> list[str]:
         else:
             p, constant = placed
             into = f"a constant of {_partition_name(p)}" if constant else _partition_name(p)
+            if op.call_opcode is not None:
+                into += f" as Arm.ExperimentalMLOperations.1 CALL {op.call_opcode}"
             lines.append(f"{LOWERED}: {head}, {into})")
     return lines

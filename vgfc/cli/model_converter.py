@@ -60,14 +60,6 @@ _NO_MEANING: dict[str, tuple[str, str]] = {
     ),
     "dump_mlir": ("--dump-mlir", "vgfc has no MLIR passes"),
     "emit_debug_info": ("--emit-debug-info", "vgfc writes no SPIR-V debug instructions"),
-    "custom_op_domain_to_opcode": (
-        "--custom-op-domain-to-opcode",
-        "vgfc compiles custom ops of the com.arm.VulkanCustomShader domain only",
-    ),
-    "enable_bespoke": (
-        "--enable-bespoke",
-        "vgfc compiles custom ops of the com.arm.VulkanCustomShader domain only",
-    ),
 }
 """Reference converter options that change nothing in vgfc: parameter -> (option, why)."""
 
@@ -134,8 +126,6 @@ def _note(text: str) -> None:
 @click.option(
     "--require-static-shape", is_flag=True, help="Always so in vgfc: dynamic shapes are refused."
 )
-@click.option("--custom-op-domain-to-opcode", multiple=True, metavar="VAR", help="Ignored.")
-@click.option("--enable-bespoke", is_flag=True, help="Ignored.")
 @click.option(
     "--type-narrowing",
     default="none",

@@ -23,6 +23,7 @@ from types import MappingProxyType
 
 from vgfc.diagnostics import Diagnostic, InputError, InternalError, UnsupportedError, VgfcError
 from vgfc.ir import Data, DType, Graph, Operator, Tensor
+from vgfc.lower.call import check_call, lower_call
 from vgfc.lower.constant_operands import LOWERED_OTHERWISE, ConstantOperands
 from vgfc.lower.pad_value import lower_pad_with_input_value
 from vgfc.options import GRAPH_SPIRV
@@ -178,7 +179,10 @@ STRUCTURAL_LOWERINGS: Mapping[str, Callable[[_Emitter, Operator], None]] = Mappi
         "VARIABLE": _STATE,
         "VARIABLE_READ": _STATE,
         "VARIABLE_WRITE": _STATE,
-        "CUSTOM": _Unsupported("only com.arm.VulkanCustomShader custom operators are supported"),
+        "CUSTOM": _Unsupported(
+            "only com.arm.VulkanCustomShader custom operators are supported, and those of a "
+            "domain --custom-op-domain-to-opcode maps"
+        ),
     }
 )
 """How the ops that are not TOSA.001000.1 instructions lower: folded away, or refused with the
@@ -192,12 +196,17 @@ _NEWER = _Unsupported(
 def _lowering(op: Operator) -> Callable[[_Emitter, Operator], None]:
     if op.op in TOSA_LOWERINGS:
         return _extinst
+    if op.call_opcode is not None:
+        return lower_call
     return STRUCTURAL_LOWERINGS.get(op.op, _NEWER)
 
 
 def _check_supported(op: Operator) -> None:
     if op.op in TOSA_LOWERINGS:
         check_operand_counts(op)
+        return
+    if op.call_opcode is not None:
+        check_call(op)
         return
     lowering = STRUCTURAL_LOWERINGS.get(op.op, _NEWER)
     if isinstance(lowering, _Unsupported):

@@ -131,9 +131,6 @@ def test_output_to_stdout_is_the_same_file(
 NOTES = [
     (["--dump-mlir"], "--dump-mlir ignored: vgfc has no MLIR passes"),
     (["--tosa-flatbuffer-schema", "s.fbs"], "--tosa-flatbuffer-schema ignored"),
-    (["--custom-op-domain-to-opcode", "a.b:1"], "--custom-op-domain-to-opcode ignored"),
-    (["--custom-op-domain-to-opcode=a.b:1"], "--custom-op-domain-to-opcode ignored"),
-    (["--enable-bespoke"], "--enable-bespoke ignored"),
     (["--type-narrowing", "full"], "--type-narrowing full ignored"),
     (["--type-narrowing=partial"], "--type-narrowing partial ignored"),
 ]
