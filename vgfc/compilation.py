@@ -50,6 +50,8 @@ class Options:
     domain becomes an Arm.ExperimentalMLOperations.1 CALL in its graph partition."""
     bespoke: bool = DEFAULTS["bespoke"]
     """``--enable-bespoke``: com.arm.bespoke ops are CALLs with opcode 0 (unless mapped)."""
+    debug_info: bool = DEFAULTS["debug_info"]
+    """``--emit-debug-info``: graph modules carry NonSemantic.Graph.DebugInfo.1 instructions."""
     auto_convert: bool = DEFAULTS["auto_convert"]
     """Let kernel selection insert CAST/TRANSPOSE/PAD/SLICE around a custom op; off, a kernel
     that needs one is an error (``--no-auto-convert``)."""

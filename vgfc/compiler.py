@@ -169,6 +169,7 @@ def _lower(done: Compilation, request: Request) -> Produced:
         keep_going=request.keep_going,
         skip=done.unbound,
         on_shader=None if request.on_stage is None else _shader_progress(request.on_stage),
+        debug_info=request.options.debug_info,
     )
     return {
         "modules": lowered.modules,

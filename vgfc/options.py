@@ -352,6 +352,16 @@ OPTIONS: tuple[Option, ...] = (
         into="bespoke",
     ),
     Option(
+        "debug_info",
+        ("--emit-debug-info",),
+        "Graph modules also carry the reference converter's NonSemantic.Graph.DebugInfo.1 "
+        "instructions (SPV_KHR_non_semantic_info): the graph's name and, for its inputs, "
+        "outputs and operations, the TOSA locations the model stored; the VGF computes the "
+        "same.",
+        default=False,
+        into="debug_info",
+    ),
+    Option(
         "auto_convert",
         ("--no-auto-convert",),
         "Refuse a kernel that needs its operands converted (CAST, TRANSPOSE, channel "

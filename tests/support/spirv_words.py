@@ -53,6 +53,7 @@ def described(spirv: bytes) -> list[tuple[Any, ...]]:
     """Every instruction but debug names and decorations, ids replaced by their definitions."""
     insts = instructions(spirv)
     imports = {ops[0]: _text(ops[1:]) for name, ops in insts if name == "OpExtInstImport"}
+    strings = {ops[0]: _text(ops[1:]) for name, ops in insts if name == "OpString"}
     defining: dict[int, tuple[str, list[int]]] = {}
     for name, ops in insts:
         result = _result_position(name)
@@ -63,6 +64,8 @@ def described(spirv: bytes) -> list[tuple[Any, ...]]:
     def describe(id_: int) -> Any:
         if id_ in imports:
             return ("set", imports[id_])
+        if id_ in strings:
+            return ("string", strings[id_])
         if id_ not in defining:
             return ("undefined", id_)
         name, ops = defining[id_]

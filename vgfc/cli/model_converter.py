@@ -59,7 +59,6 @@ _NO_MEANING: dict[str, tuple[str, str]] = {
         "vgfc reads TOSA flatbuffers with the schema of its tosa-tools",
     ),
     "dump_mlir": ("--dump-mlir", "vgfc has no MLIR passes"),
-    "emit_debug_info": ("--emit-debug-info", "vgfc writes no SPIR-V debug instructions"),
 }
 """Reference converter options that change nothing in vgfc: parameter -> (option, why)."""
 
@@ -122,7 +121,6 @@ def _note(text: str) -> None:
 )
 @click.option("--tosa-flatbuffer-schema", metavar="VAR", help="Ignored.")
 @click.option("--dump-mlir", is_flag=True, help="Ignored.")
-@click.option("--emit-debug-info", is_flag=True, help="Ignored.")
 @click.option(
     "--require-static-shape", is_flag=True, help="Always so in vgfc: dynamic shapes are refused."
 )

@@ -360,6 +360,7 @@ def lower_partition(
     inline_limit: int = DEFAULT_INLINE_LIMIT,
     constant_ids: Mapping[str, int] | None = None,
     spirv_version: tuple[int, int] = GRAPH_SPIRV,
+    debug_info: bool = False,
 ) -> GraphModule:
     """Lower one ML partition of ``graph`` to a SPIR-V graph module.
 
@@ -368,7 +369,8 @@ def lower_partition(
     :data:`SHAPE_INLINE_LIMIT`) become graph constants, listed in the result; ``constant_ids``
     (from :func:`graph_constant_ids`, computed once for all partitions) is found here when not
     given. ``spirv_version`` is the module's (the target environment's, at most
-    :data:`~vgfc.options.GRAPH_SPIRV`). Raises
+    :data:`~vgfc.options.GRAPH_SPIRV`); ``debug_info`` adds the reference converter's
+    NonSemantic.Graph.DebugInfo.1 instructions (:mod:`vgfc.lower.debug_info`). Raises
     :class:`UnsupportedError` for operators or tensors TOSA.001000.1 cannot express.
     """
     if partition.kind is not PartitionKind.ML:
@@ -419,8 +421,14 @@ def lower_partition(
         raise e.at(graph.where(op)) from None
     tensor = ""
     try:  # one handler, not a context manager per output: some modules are one op
-        for index, tensor in enumerate(outputs):
-            b.graph_set_output(em.output(tensor), index)
+        values = [em.output(tensor) for tensor in outputs]
+        if debug_info:
+            from vgfc.lower.debug_info import emit_debug_info
+
+            constants = [graph.operators[i] for i in partition.constants]
+            emit_debug_info(em, graph_id, ops, constants, inputs, outputs, values)
+        for index, value in enumerate(values):
+            b.graph_set_output(value, index)
     except VgfcError as e:
         raise e.at(graph.where(), tensor=tensor) from None
     b.end_graph()
