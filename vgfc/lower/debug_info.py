@@ -81,8 +81,8 @@ def emit_debug_info(
     scope = b.ext_inst(void, debug, GRAPH, [graph_id, name])
     located: dict[int, list[int]] = {}
     for op in ops:
-        value = next((em.values[t] for t in op.outputs if t in em.computed), None)
-        if value is not None:
-            located.setdefault(at(op), []).append(value)
+        computed = next((em.values[t] for t in op.outputs if t in em.computed), None)
+        if computed is not None:
+            located.setdefault(at(op), []).append(computed)
     for where, values in located.items():
         b.ext_inst(void, debug, OPERATION, [scope, where, *values])

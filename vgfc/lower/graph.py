@@ -425,8 +425,8 @@ def lower_partition(
         if debug_info:
             from vgfc.lower.debug_info import emit_debug_info
 
-            constants = [graph.operators[i] for i in partition.constants]
-            emit_debug_info(em, graph_id, ops, constants, inputs, outputs, values)
+            consts = [graph.operators[i] for i in partition.constants]
+            emit_debug_info(em, graph_id, ops, consts, inputs, outputs, values)
         for index, value in enumerate(values):
             b.graph_set_output(value, index)
     except VgfcError as e:
