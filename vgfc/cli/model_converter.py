@@ -7,8 +7,10 @@ through ``MODEL_CONVERTER_PATH``, checks ``--version`` (it wants ``x.y.z`` >= 0.
 
 The reference converter's other options are accepted. Those vgfc already satisfies pass
 silently (``--require-static-shape``); ``--tosa-flatbuffer`` writes the flatbuffer of the model
-read, as ``vgfc translate`` does; those with no meaning for vgfc yet are ignored with a one-line
-note on stderr; ``--disable-replicated-composites`` is honoured by refusing a result that uses
+read, as ``vgfc translate`` does; ``--experimental-analysis``, ``--emit-debug-info``,
+``--custom-op-domain-to-opcode`` and ``--enable-bespoke`` are entries of the option table, as in
+``vgfc compile``; those with no meaning for vgfc yet (``--dump-mlir``,
+``--tosa-flatbuffer-schema``) are ignored with a one-line note on stderr; ``--disable-replicated-composites`` is honoured by refusing a result that uses
 them, since vgfc has no switch for it.
 
 Exit codes as for ``vgfc``: 0 success, 1 error in the input, 2 usage error, 3 internal error.
@@ -122,7 +124,9 @@ def _note(text: str) -> None:
 @click.option("--tosa-flatbuffer-schema", metavar="VAR", help="Ignored.")
 @click.option("--dump-mlir", is_flag=True, help="Ignored.")
 @click.option(
-    "--require-static-shape", is_flag=True, help="Always so in vgfc: dynamic shapes are refused."
+    "--require-static-shape",
+    is_flag=True,
+    help="Always so in vgfc: a dynamic shape is an error.",
 )
 @click.option(
     "--type-narrowing",

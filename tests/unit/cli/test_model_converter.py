@@ -254,3 +254,27 @@ def test_help_names_the_reference_options() -> None:
         "--type-narrowing",
     ):
         assert option in text
+
+
+def test_help_ignores_none_of_the_options_vgfc_does() -> None:
+    import click
+
+    from vgfc.cli.model_converter import model_converter
+
+    with click.Context(model_converter) as context:
+        shown = {
+            flag: record[1]
+            for param in model_converter.get_params(context)
+            if (record := param.get_help_record(context)) is not None
+            for flag in param.opts
+        }
+    for option in (
+        "--experimental-analysis",
+        "--custom-op-domain-to-opcode",
+        "--enable-bespoke",
+        "--emit-debug-info",
+        "--tosa-flatbuffer",
+        "--require-static-shape",
+    ):
+        assert "ignored" not in shown[option].lower(), option
+    assert not any("refused" in text.lower() for text in shown.values())
