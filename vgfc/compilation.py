@@ -46,6 +46,13 @@ class Options:
     kernels: tuple[str, ...] = DEFAULTS["kernels"]
     """Kernel libraries (``--kernels``: files or bundled names) for custom ops that carry no
     shader, searched in order; the resolve stage reads them."""
+    custom_opcodes: tuple[tuple[str, int], ...] = DEFAULTS["custom_opcodes"]
+    """(domain, opcode) for each ``--custom-op-domain-to-opcode DOMAIN:N``: a CUSTOM op of the
+    domain becomes an Arm.ExperimentalMLOperations.1 CALL in its graph partition."""
+    bespoke: bool = DEFAULTS["bespoke"]
+    """``--enable-bespoke``: com.arm.bespoke ops are CALLs with opcode 0 (unless mapped)."""
+    debug_info: bool = DEFAULTS["debug_info"]
+    """``--emit-debug-info``: graph modules carry NonSemantic.Graph.DebugInfo.1 instructions."""
     auto_convert: bool = DEFAULTS["auto_convert"]
     """Let kernel selection insert CAST/TRANSPOSE/PAD/SLICE around a custom op; off, a kernel
     that needs one is an error (``--no-auto-convert``)."""
@@ -60,6 +67,17 @@ class Options:
     replicated_composites: bool = DEFAULTS["replicated_composites"]
     """Allow modules that need VK_EXT_shader_replicated_composites; off, such a module is an
     error (``vgfc-model-converter --disable-replicated-composites``)."""
+
+    @property
+    def call_opcodes(self) -> dict[str, int]:
+        """The CALL opcode of each custom-op domain compiled into the graph: the mapped ones,
+        and com.arm.bespoke's 0 with ``bespoke`` (an explicit mapping of it wins)."""
+        from vgfc.custom_calls import BESPOKE_DOMAIN
+
+        calls = dict(self.custom_opcodes)
+        if self.bespoke:
+            calls.setdefault(BESPOKE_DOMAIN, 0)
+        return calls
 
     @property
     def warning_flags(self) -> WarningFlags:

@@ -150,6 +150,7 @@ def _resolve(done: Compilation, request: Request) -> Produced:
         keep_going=request.keep_going,
         libraries=libraries,
         auto_convert=options.auto_convert,
+        calls=options.call_opcodes,
     )
     # The shader files of the kernels bound (a shader the model carries has no file).
     shaders = (op.shader.source_file for op in resolution.graph.operators if op.shader is not None)
@@ -186,6 +187,7 @@ def _lower(done: Compilation, request: Request) -> Produced:
         keep_going=request.keep_going,
         skip=done.unbound,
         on_shader=None if request.on_stage is None else _shader_progress(request.on_stage),
+        debug_info=request.options.debug_info,
     )
     return {
         "modules": lowered.modules,

@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 from vgfc.diagnostics import Location
 from vgfc.dtypes import DType  # re-exported: most stages take it with the IR
+from vgfc.options import SHADER_DOMAIN
 from vgfc.record import field, record
 
 __all__ = [
@@ -38,8 +39,9 @@ __all__ = [
     "Version",
 ]
 
-CUSTOM_SHADER_DOMAIN = "com.arm.VulkanCustomShader"
-"""``domain_name`` that marks a CUSTOM op as a Vulkan compute shader."""
+CUSTOM_SHADER_DOMAIN = SHADER_DOMAIN
+"""``domain_name`` that marks a CUSTOM op as a Vulkan compute shader (named in the option
+table, whose ``--custom-op-domain-to-opcode`` refuses it)."""
 
 CONSTANT_OPS = frozenset({"CONST", "CONST_SHAPE"})
 """The ops whose result is constant data (:attr:`Operator.is_constant`)."""
@@ -299,6 +301,10 @@ class Operator:
     """What made this op where a kernel library did: the kernel it runs as, the entry whose
     ``compose`` made it, or the entry whose kernel a conversion was inserted for. Diagnostics
     at the op carry it (:meth:`where`) and show the library's keys."""
+    call_opcode: int | None = None
+    """What resolve bound a CUSTOM op of a mapped domain to (``--custom-op-domain-to-opcode``,
+    ``--enable-bespoke``): the opcode of the Arm.ExperimentalMLOperations.1 CALL its graph
+    partition runs it as. ``None`` for every other op."""
 
     @property
     def custom_name(self) -> str | None:

@@ -112,6 +112,18 @@ class Limits:
     stdin_bytes_max: int = 4 << 30
     """Size of a model or VGF piped in (``-``): a pipe has no size to check first, so it is
     read into memory up to this many bytes (a larger file is better named than piped)."""
+    mlir_bytes_max: int = 2 << 30
+    """Size of a model given as TOSA MLIR (vgfc/read/mlir.py): the translator holds the whole
+    text and the module it parses in memory. A flatbuffer is 2 GiB at most, and MLIR text spells
+    each constant byte as two hex digits, so this is room for a model of 1 GiB of weights."""
+    mlir_cpu_seconds_max: float = 600.0
+    """CPU seconds tosa-opt may use to translate one MLIR model (about 10 ms for a small model;
+    a model of 10 MB of MLIR takes well under a second)."""
+    mlir_memory_base: int = 1 << 30
+    """Bytes of address space tosa-opt may have, besides ``mlir_memory_per_byte`` for each byte
+    of MLIR (it starts in 15 MB; its parser and the flatbuffer it builds grow with the input)."""
+    mlir_memory_per_byte: int = 16
+    """Bytes of address space tosa-opt may add for each byte of MLIR it translates."""
     include_file_bytes_max: int = 4 << 20
     """Size of one file a shader includes."""
     include_bytes_max: int = 64 << 20

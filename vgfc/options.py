@@ -14,8 +14,9 @@ help, the commands that take it, and where its value goes in
   :class:`~vgfc.shader.options.CompileOptions`, which read :data:`DEFAULTS`.
 
 So adding an option is one entry here and the line of the stage that reads it. This module
-imports nothing of vgfc but :mod:`vgfc.record`: the shader layer and the leaf
-:mod:`vgfc.compilation` read it without a cycle, and the quick path without click.
+imports nothing of vgfc but the leaves :mod:`vgfc.record` and :mod:`vgfc.custom_calls`: the
+shader layer and the leaf :mod:`vgfc.compilation` read it without a cycle, and the quick path
+without click.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import math
 import os
 from collections.abc import Mapping
 
+from vgfc.custom_calls import BESPOKE_DOMAIN, OPCODE_MAX
 from vgfc.record import record
 
 TYPE_CHECKING = False
@@ -39,6 +41,7 @@ __all__ = [
     "GRAPH_SPIRV",
     "OPTIONS",
     "REPORT_NEXT_TO_OUTPUT",
+    "SHADER_DOMAIN",
     "SPIRV_VERSIONS",
     "TARGET_ENVS",
     "TARGET_NAMES",
@@ -106,8 +109,12 @@ KINDS = (
     "defines",
     "names",
     "warnings",
+    "opcodes",
 )
-"""What an option's value is. The last four are given any number of times (a tuple)."""
+"""What an option's value is. The last five are given any number of times (a tuple)."""
+
+SHADER_DOMAIN = "com.arm.VulkanCustomShader"
+"""The custom-op domain whose ops carry their own shader (a shader partition each)."""
 
 
 class UsageError(ValueError):
@@ -144,7 +151,7 @@ class Option:
     @property
     def multiple(self) -> bool:
         """Given any number of times; the value is a tuple."""
-        return self.kind in ("dirs", "defines", "names", "warnings")
+        return self.kind in ("dirs", "defines", "names", "warnings", "opcodes")
 
     @property
     def param(self) -> str:
@@ -262,6 +269,32 @@ OPTIONS: tuple[Option, ...] = (
         batch=True,
     ),
     Option(
+        "flatbuffer_output",
+        ("-o", "--output"),
+        "TOSA flatbuffer file to write, atomically (default: MODEL with the suffix .tosa; "
+        "'-': standard output).",
+        kind="file",
+        commands=("translate",),
+    ),
+    Option(
+        "tosa_flatbuffer",
+        ("--tosa-flatbuffer",),
+        "Write the TOSA flatbuffer of the model read (MLIR as tosa-opt serialises it), as "
+        "`vgfc translate` does, instead of a VGF.",
+        default=False,
+        commands=("model-converter",),
+    ),
+    Option(
+        "analysis",
+        ("--analysis", "--experimental-analysis"),
+        "Also print one line per operator: 'Successfully lowered: tosa.OP at LOC (op #N, graph "
+        "partition P)' or 'Failed to lower: ...: WHY', going on past every failure "
+        "(vgfc-model-converter: on standard error, as the reference converter prints its "
+        "analysis; the VGF is still written when nothing failed).",
+        default=False,
+        commands=("check", "model-converter"),
+    ),
+    Option(
         "allow_reference_imports",
         ("--allow-reference-imports",),
         "Let a kernel library's `reference: module:function` import any module on the Python "
@@ -325,6 +358,37 @@ OPTIONS: tuple[Option, ...] = (
         default=(),
         metavar="LIB",
         into="kernels",
+    ),
+    Option(
+        "custom_opcodes",
+        ("--custom-op-domain-to-opcode",),
+        "Compile every CUSTOM op of DOMAIN into its graph partition as the reference converter "
+        "does: OpExtInst of Arm.ExperimentalMLOperations.1, instruction 0 (CALL), whose first "
+        f"operand is the literal N (0 to {OPCODE_MAX}), then the op's name, its "
+        "implementation_attrs and its inputs; the runtime must implement it. Repeatable, one "
+        "DOMAIN each; it wins over a kernel library's entries for DOMAIN.",
+        kind="opcodes",
+        default=(),
+        metavar="DOMAIN:N",
+        into="custom_opcodes",
+    ),
+    Option(
+        "bespoke",
+        ("--enable-bespoke",),
+        f"Compile CUSTOM ops of {BESPOKE_DOMAIN} as --custom-op-domain-to-opcode "
+        f"{BESPOKE_DOMAIN}:0 does.",
+        default=False,
+        into="bespoke",
+    ),
+    Option(
+        "debug_info",
+        ("--emit-debug-info",),
+        "Graph modules also carry the reference converter's NonSemantic.Graph.DebugInfo.1 "
+        "instructions (SPV_KHR_non_semantic_info): the graph's name and, for its inputs, "
+        "outputs and operations, the TOSA locations the model stored; the VGF computes the "
+        "same.",
+        default=False,
+        into="debug_info",
     ),
     Option(
         "auto_convert",
@@ -553,4 +617,11 @@ def check_value(option: Option, value: Any) -> Any:
                 raise UsageError(f"'{key}={text}' is not NAME or NAME=VALUE")
             pairs.append((key, str(text) or "1"))
         return tuple(pairs)
+    if kind == "opcodes":
+        from vgfc.custom_calls import parse_opcodes
+
+        try:
+            return parse_opcodes(items, refused=SHADER_DOMAIN)
+        except ValueError as e:
+            raise UsageError(f"{name}: {e}") from None
     raise AssertionError(f"{name}: {kind} is not a compile option's kind")

@@ -11,7 +11,7 @@ def _bad_models() -> list[tuple[str, bytes, str]]:
     good = chain(2)
     return [
         ("empty", b"", "file is empty"),
-        ("tiny", b"TOS", "too short"),
+        ("tiny", b"TO\0", "too short"),
         (
             "identifier",
             good[:4] + b"ONNX" + good[8:],

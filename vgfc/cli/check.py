@@ -36,7 +36,14 @@ __all__ = ["check"]
 )
 @declare("check")
 @handle_errors
-def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options: Options) -> None:
+def check(
+    model: Path,
+    as_json: bool,
+    max_errors: int,
+    stop_after: str,
+    analysis: bool,
+    options: Options,
+) -> None:
     """Run every check `vgfc compile` runs on MODEL, writing nothing.
 
     The same pipeline as compile (read, verify, resolve, partition, lower, layout), stopped
@@ -46,6 +53,9 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
     (GLSL, HLSL) or decoded (SPIR-V), validated with SPIRV-Tools and cross-checked with the
     declared bindings, descriptor types and push constants. Warnings (e.g. a dispatch too small
     for its output) do not fail.
+
+    With --analysis (or --experimental-analysis, as the reference converter calls it), one line
+    per operator on standard output first: which partition runs it, or why it was not lowered.
 
     At most --max-errors errors are listed (20; ops that fail the same way count once), then
     a line saying how many more there are, and a summary line on standard output. Exit code 0
@@ -71,6 +81,11 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
         summary["shaders_compiled"] = sum(
             isinstance(m, ShaderModule) and m.spirv is not None for m in result.modules
         )
+    if analysis and not as_json:
+        from vgfc.analysis import analysis_lines
+
+        for line in analysis_lines(result):
+            click.echo(line)
     if as_json:
         doc = {
             "model": str(model),
@@ -80,6 +95,10 @@ def check(model: Path, as_json: bool, max_errors: int, stop_after: str, options:
             "diagnostics": [d.as_dict() for d in diagnostics],
             "summary": summary,
         }
+        if analysis:
+            from vgfc.analysis import analysis_lines
+
+            doc["analysis"] = analysis_lines(result)
         click.echo(json.dumps(doc, indent=2))
     else:
         groups = print_bounded(stderr_console(), diagnostics, max_errors)

@@ -15,6 +15,7 @@ COMMANDS = {
     "partition": "vgfc.cli.partition:partition",
     "check": "vgfc.cli.check:check",
     "compile": "vgfc.cli.compile:compile_command",
+    "translate": "vgfc.cli.translate:translate",
     "inspect": "vgfc.cli.inspect:inspect",
     "run": "vgfc.cli.run:run",
     "verify": "vgfc.cli.verify:verify",

@@ -6,9 +6,12 @@ through ``MODEL_CONVERTER_PATH``, checks ``--version`` (it wants ``x.y.z`` >= 0.
 ``[binary, *flags, "-i", X.tosa, "-o", X.tosa.vgf]`` and shows stderr when the exit code is not 0.
 
 The reference converter's other options are accepted. Those vgfc already satisfies pass
-silently (``--require-static-shape``); those with no meaning for vgfc are ignored with a one-line
-note on stderr; ``--tosa-flatbuffer`` (write TOSA, not VGF) is refused; ``--disable-replicated-
-composites`` is honoured by refusing a result that uses them, since vgfc has no switch for it.
+silently (``--require-static-shape``); ``--tosa-flatbuffer`` writes the flatbuffer of the model
+read, as ``vgfc translate`` does; ``--experimental-analysis``, ``--emit-debug-info``,
+``--custom-op-domain-to-opcode`` and ``--enable-bespoke`` are entries of the option table, as in
+``vgfc compile``; those with no meaning for vgfc yet (``--dump-mlir``,
+``--tosa-flatbuffer-schema``) are ignored with a one-line note on stderr; ``--disable-replicated-composites`` is honoured by refusing a result that uses
+them, since vgfc has no switch for it.
 
 Exit codes as for ``vgfc``: 0 success, 1 error in the input, 2 usage error, 3 internal error.
 Every error is one line on stderr, and after an error no output file exists.
@@ -28,10 +31,9 @@ import click
 import vgfc
 from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import InputPath, declare
-from vgfc.diagnostics import UnsupportedError
 
 if TYPE_CHECKING:
-    from vgfc.compiler import Options
+    from vgfc.compiler import Options, Sink
 
 __all__ = ["COMPATIBLE_VERSION", "PROG", "main", "model_converter", "version_document"]
 
@@ -59,19 +61,6 @@ _NO_MEANING: dict[str, tuple[str, str]] = {
         "vgfc reads TOSA flatbuffers with the schema of its tosa-tools",
     ),
     "dump_mlir": ("--dump-mlir", "vgfc has no MLIR passes"),
-    "emit_debug_info": ("--emit-debug-info", "vgfc writes no SPIR-V debug instructions"),
-    "experimental_analysis": (
-        "--experimental-analysis",
-        "'vgfc check MODEL' reports everything vgfc cannot compile",
-    ),
-    "custom_op_domain_to_opcode": (
-        "--custom-op-domain-to-opcode",
-        "vgfc compiles custom ops of the com.arm.VulkanCustomShader domain only",
-    ),
-    "enable_bespoke": (
-        "--enable-bespoke",
-        "vgfc compiles custom ops of the com.arm.VulkanCustomShader domain only",
-    ),
 }
 """Reference converter options that change nothing in vgfc: parameter -> (option, why)."""
 
@@ -120,9 +109,10 @@ def _note(text: str) -> None:
     "-i",
     "--input",
     "input_path",
-    required=True,
-    type=InputPath(),
-    help="The TOSA flatbuffer to compile.",
+    default="-",
+    type=InputPath(dash=True),
+    help="The model to compile: a TOSA flatbuffer or TOSA MLIR (text or bytecode), told apart "
+    "by content; '-' reads standard input.",
 )
 @click.option(
     "-o",
@@ -131,16 +121,13 @@ def _note(text: str) -> None:
     default="-",
     help="The VGF file to write, atomically; '-' writes it to standard output.",
 )
-@click.option("--tosa-flatbuffer", is_flag=True, help="Refused: vgfc writes VGF only.")
 @click.option("--tosa-flatbuffer-schema", metavar="VAR", help="Ignored.")
 @click.option("--dump-mlir", is_flag=True, help="Ignored.")
-@click.option("--emit-debug-info", is_flag=True, help="Ignored.")
 @click.option(
-    "--require-static-shape", is_flag=True, help="Always so in vgfc: dynamic shapes are refused."
+    "--require-static-shape",
+    is_flag=True,
+    help="Always so in vgfc: a dynamic shape is an error.",
 )
-@click.option("--experimental-analysis", is_flag=True, help="Ignored.")
-@click.option("--custom-op-domain-to-opcode", multiple=True, metavar="VAR", help="Ignored.")
-@click.option("--enable-bespoke", is_flag=True, help="Ignored.")
 @click.option(
     "--type-narrowing",
     default="none",
@@ -154,14 +141,15 @@ def model_converter(
     input_path: Path,
     output: str,
     tosa_flatbuffer: bool,
+    analysis: bool,
     require_static_shape: bool,
     type_narrowing: str,
     options: Options,
     debug: bool,
     **ignored: object,
 ) -> None:
-    """Compile a TOSA flatbuffer into a VGF file with vgfc, taking the command line of Arm's
-    model-converter; for tools that run it, such as ExecuTorch's VGF backend
+    """Compile a TOSA model (flatbuffer or MLIR) into a VGF file with vgfc, taking the command
+    line of Arm's model-converter; for tools that run it, such as ExecuTorch's VGF backend
     (MODEL_CONVERTER_PATH=$(which vgfc-model-converter)).
 
     \b
@@ -170,25 +158,51 @@ def model_converter(
     """
     from vgfc.compiler import ToFile, ToStream, compile_model
 
-    if tosa_flatbuffer:
-        raise UnsupportedError(
-            "--tosa-flatbuffer: vgfc reads TOSA flatbuffers and writes VGF files only"
-        )
     for name, value in ignored.items():
         if value:
             option, why = _NO_MEANING[name]
             _note(f"{option} ignored: {why}")
     if type_narrowing.lower() != "none":
         _note(f"--type-narrowing {type_narrowing} ignored: vgfc keeps the model's element types")
+    if tosa_flatbuffer:
+        from vgfc.cli.translate import write_flatbuffer
+
+        write_flatbuffer(input_path, output)
+        return
+    sink: Sink
     if output == "-":
-        compile_model(input_path, options, sink=ToStream(sys.stdout.buffer))
-        sys.stdout.buffer.flush()
+        sink = ToStream(sys.stdout.buffer)
     else:
         from vgfc.files.outputs import check_output
         from vgfc.jobs import input_files
 
         check_output(output, inputs=input_files(input_path, options))
-        compile_model(input_path, options, sink=ToFile(Path(output)))
+        sink = ToFile(Path(output))
+    if analysis:
+        _analyse(input_path, options, sink)
+    else:
+        compile_model(input_path, options, sink=sink)
+    if output == "-":
+        sys.stdout.buffer.flush()
+
+
+def _analyse(input_path: Path, options: Options, sink: Sink) -> None:
+    """The compile going on past errors, one analysis line per operator on stderr (as the
+    reference converter prints its own), then the errors; the output is written only when
+    there are none."""
+    from vgfc.analysis import analysis_lines
+    from vgfc.cli.bounded import print_bounded
+    from vgfc.cli.console import stderr_console
+    from vgfc.compiler import compile_model
+    from vgfc.limits import LIMITS
+
+    done = compile_model(input_path, options, sink=sink, keep_going=True)
+    for line in analysis_lines(done):
+        click.echo(line, err=True)
+    if done.diagnostics:
+        print_bounded(stderr_console(), done.diagnostics, LIMITS.check_errors_shown)
+    if done.errors:
+        sys.exit(1)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -97,7 +97,7 @@ def _convert(option: Option, value: str) -> Any:
             return None  # click's int() and its message (a long one is past any bound)
         top = option.maximum
         return int(value) if top is None or int(value) <= top else None
-    if kind in ("names", "defines", "text", "warnings"):
+    if kind in ("names", "defines", "text", "warnings", "opcodes"):
         return value
     return None  # -d: batch mode, which click parses
 

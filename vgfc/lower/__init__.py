@@ -58,12 +58,14 @@ def lower(
     keep_going: bool = False,
     skip: frozenset[int] = frozenset(),
     on_shader: Callable[[int, int], None] | None = None,
+    debug_info: bool = False,
 ) -> Lowered:
     """Lower every partition of ``plan``. ``bindings`` are the logical binding ids of the values
     that cross partitions; ``skip`` holds operator indices that failed an earlier stage (their
     partitions are left out, so one broken op is reported once). Raises the first
     :class:`VgfcError` unless ``keep_going``. ``on_shader(done, total)`` is told as each
-    shader partition is lowered (a terminal's progress line)."""
+    shader partition is lowered (a terminal's progress line). ``debug_info``: graph modules
+    carry NonSemantic.Graph.DebugInfo.1 instructions (:mod:`vgfc.lower.debug_info`)."""
     requests = _shader_requests(graph, plan, options, skip)
     builds = None
     if requests:
@@ -71,7 +73,7 @@ def lower(
 
         builds = ShaderBuilds(requests)
     try:
-        graphs = _lower_graphs(graph, plan, bindings, keep_going, skip, options)
+        graphs = _lower_graphs(graph, plan, bindings, keep_going, skip, options, debug_info)
         modules: list[LoweredModule | None] = []
         diagnostics: list[Diagnostic] = []
         includes: list[str] = []
@@ -128,6 +130,7 @@ def _lower_graphs(
     keep_going: bool,
     skip: frozenset[int],
     options: CompileOptions | None = None,
+    debug_info: bool = False,
 ) -> dict[int, GraphModule | Exception]:
     """The graph module (or the error) of each ML partition, by partition index. They need
     nothing from the shaders, so they go first, while the shaders build; without ``keep_going``
@@ -144,7 +147,12 @@ def _lower_graphs(
         try:
             version = _graph_version(graph, p, options)
             graphs[i] = lower_partition(
-                graph, p, bindings, constant_ids=constant_ids, spirv_version=version
+                graph,
+                p,
+                bindings,
+                constant_ids=constant_ids,
+                spirv_version=version,
+                debug_info=debug_info,
             )
         except Exception as e:  # raised by lower() in partition order
             graphs[i] = e

@@ -23,6 +23,7 @@ from types import MappingProxyType
 
 from vgfc.diagnostics import Diagnostic, InputError, InternalError, UnsupportedError, VgfcError
 from vgfc.ir import Data, DType, Graph, Operator, Tensor
+from vgfc.lower.call import check_call, lower_call
 from vgfc.lower.constant_operands import LOWERED_OTHERWISE, ConstantOperands
 from vgfc.lower.pad_value import lower_pad_with_input_value
 from vgfc.options import GRAPH_SPIRV
@@ -178,7 +179,10 @@ STRUCTURAL_LOWERINGS: Mapping[str, Callable[[_Emitter, Operator], None]] = Mappi
         "VARIABLE": _STATE,
         "VARIABLE_READ": _STATE,
         "VARIABLE_WRITE": _STATE,
-        "CUSTOM": _Unsupported("only com.arm.VulkanCustomShader custom operators are supported"),
+        "CUSTOM": _Unsupported(
+            "only com.arm.VulkanCustomShader custom operators are supported, and those of a "
+            "domain --custom-op-domain-to-opcode maps"
+        ),
     }
 )
 """How the ops that are not TOSA.001000.1 instructions lower: folded away, or refused with the
@@ -192,12 +196,17 @@ _NEWER = _Unsupported(
 def _lowering(op: Operator) -> Callable[[_Emitter, Operator], None]:
     if op.op in TOSA_LOWERINGS:
         return _extinst
+    if op.call_opcode is not None:
+        return lower_call
     return STRUCTURAL_LOWERINGS.get(op.op, _NEWER)
 
 
 def _check_supported(op: Operator) -> None:
     if op.op in TOSA_LOWERINGS:
         check_operand_counts(op)
+        return
+    if op.call_opcode is not None:
+        check_call(op)
         return
     lowering = STRUCTURAL_LOWERINGS.get(op.op, _NEWER)
     if isinstance(lowering, _Unsupported):
@@ -351,6 +360,7 @@ def lower_partition(
     inline_limit: int = DEFAULT_INLINE_LIMIT,
     constant_ids: Mapping[str, int] | None = None,
     spirv_version: tuple[int, int] = GRAPH_SPIRV,
+    debug_info: bool = False,
 ) -> GraphModule:
     """Lower one ML partition of ``graph`` to a SPIR-V graph module.
 
@@ -359,7 +369,8 @@ def lower_partition(
     :data:`SHAPE_INLINE_LIMIT`) become graph constants, listed in the result; ``constant_ids``
     (from :func:`graph_constant_ids`, computed once for all partitions) is found here when not
     given. ``spirv_version`` is the module's (the target environment's, at most
-    :data:`~vgfc.options.GRAPH_SPIRV`). Raises
+    :data:`~vgfc.options.GRAPH_SPIRV`); ``debug_info`` adds the reference converter's
+    NonSemantic.Graph.DebugInfo.1 instructions (:mod:`vgfc.lower.debug_info`). Raises
     :class:`UnsupportedError` for operators or tensors TOSA.001000.1 cannot express.
     """
     if partition.kind is not PartitionKind.ML:
@@ -410,8 +421,14 @@ def lower_partition(
         raise e.at(graph.where(op)) from None
     tensor = ""
     try:  # one handler, not a context manager per output: some modules are one op
-        for index, tensor in enumerate(outputs):
-            b.graph_set_output(em.output(tensor), index)
+        values = [em.output(tensor) for tensor in outputs]
+        if debug_info:
+            from vgfc.lower.debug_info import emit_debug_info
+
+            consts = [graph.operators[i] for i in partition.constants]
+            emit_debug_info(em, graph_id, ops, consts, inputs, outputs, values)
+        for index, value in enumerate(values):
+            b.graph_set_output(value, index)
     except VgfcError as e:
         raise e.at(graph.where(), tensor=tensor) from None
     b.end_graph()

@@ -1,4 +1,5 @@
-"""The read stage: a TOSA flatbuffer -> :class:`vgfc.ir.Graph`.
+"""The read stage: a TOSA flatbuffer (or TOSA MLIR, through :mod:`vgfc.read.mlir`) ->
+:class:`vgfc.ir.Graph`.
 
 :mod:`vgfc.read.reader` walks the flatbuffer and builds the IR (:mod:`vgfc.read.bulk` reads
 big tables for it with numpy), :mod:`vgfc.read.buffer` decodes tables, vectors and strings
@@ -10,6 +11,6 @@ This is the only package that knows the TOSA schema.
 
 from __future__ import annotations
 
-from vgfc.read.reader import SUPPORTED_VERSIONS_TEXT, is_supported, load, loads
+from vgfc.read.reader import SUPPORTED_VERSIONS_TEXT, is_supported, load, load_flatbuffer, loads
 
-__all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
+__all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "load_flatbuffer", "loads"]

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-__all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "loads"]
+__all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "load_flatbuffer", "loads"]
 
 SUPPORTED_VERSIONS_TEXT = "1.0.x (draft or not) and 1.1.0 draft"
 """TOSA versions vgfc reads: the ones the reference tools (model-converter, reference model)
@@ -74,9 +74,11 @@ _IDENTIFIER = b"TOSA"
 
 
 def load(path: str | os.PathLike[str]) -> Graph:
-    """Read a ``.tosa`` file. Constant data stays a view of the memory-mapped file, opened as
-    every input is (:func:`vgfc.files.inputs.open_input`: a regular file; a FIFO or a device is
-    refused, never waited on or read without end); ``-`` reads standard input."""
+    """Read a model file: a TOSA flatbuffer, or TOSA MLIR (text or bytecode, translated by
+    :mod:`vgfc.read.mlir`), told apart by content. Constant data of a flatbuffer stays a view of
+    the memory-mapped file, opened as every input is (:func:`vgfc.files.inputs.open_input`: a
+    regular file; a FIFO or a device is refused, never waited on or read without end); ``-``
+    reads standard input."""
     from vgfc.files.inputs import STDIN, STDIN_SHOWN, map_input
 
     name = os.fspath(path)
@@ -84,17 +86,35 @@ def load(path: str | os.PathLike[str]) -> Graph:
     return loads(data, source=STDIN_SHOWN if name == STDIN else name)
 
 
+def load_flatbuffer(path: str | os.PathLike[str]) -> bytes:
+    """The TOSA flatbuffer of a model file (opened as :func:`load` opens it): the file's bytes,
+    or for TOSA MLIR its translation. What ``--tosa-flatbuffer`` writes, and what the oracles of
+    ``vgfc verify`` (other programs, which read flatbuffers) are given."""
+    from vgfc.files.inputs import STDIN, STDIN_SHOWN, map_input
+    from vgfc.read.mlir import as_flatbuffer
+
+    name = os.fspath(path)
+    data = map_input(name, what="model", stdin=True)
+    return bytes(as_flatbuffer(data, STDIN_SHOWN if name == STDIN else name))
+
+
 def loads(data: bytes | bytearray | memoryview | mmap.mmap, source: str | None = None) -> Graph:
-    """Read a TOSA flatbuffer held in memory. ``source`` names it in diagnostics."""
+    """Read a model held in memory: a TOSA flatbuffer, or TOSA MLIR text or bytecode (see
+    :func:`load`). ``source`` names it in diagnostics."""
     where = Location(file=source)
     if len(data) == 0:
-        raise InputError("file is empty, expected a TOSA flatbuffer", where)
+        raise InputError("file is empty, expected a TOSA flatbuffer or TOSA MLIR", where)
+    from vgfc.read.mlir import as_flatbuffer
+
+    data = as_flatbuffer(data, source if source is not None else "<model>")
     if len(data) < 8:
         raise InputError(f"file is {len(data)} bytes long, too short for a TOSA flatbuffer", where)
     ident = bytes(data[4:8])
     if ident != _IDENTIFIER:
         raise InputError(
-            f"not a TOSA flatbuffer: file identifier is {ident!r}, expected {_IDENTIFIER!r}", where
+            f"not a TOSA flatbuffer: file identifier is {ident!r}, expected {_IDENTIFIER!r} "
+            "(nor TOSA MLIR: binary, without MLIR bytecode's magic)",
+            where,
         )
     try:
         return Reader(data, source).graph()

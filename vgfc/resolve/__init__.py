@@ -31,7 +31,7 @@ whole table (a copy per op made 4,000 library ops take 36 s).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from vgfc.diagnostics import Diagnostic, UnsupportedError, VgfcError, did_you_mean
 from vgfc.ir import CUSTOM_SHADER_DOMAIN, Graph, Operator, Tensor, TensorsAdded
@@ -73,11 +73,14 @@ def resolve(
     keep_going: bool = False,
     libraries: Sequence[Library] = (),
     auto_convert: bool = True,
+    calls: Mapping[str, int] | None = None,
 ) -> Resolution:
     """Bind every CUSTOM op of ``graph`` (with ``libraries`` searched in order, the first entry
-    for an op wins). ``order`` is the graph's dependency order (:func:`vgfc.verify.verify`);
-    the result carries it, worked out anew when ops were added. Raises the first
-    :class:`VgfcError` unless ``keep_going``."""
+    for an op wins). An op whose domain ``calls`` maps to an opcode is bound to that CALL
+    (:attr:`Operator.call_opcode`) whatever the libraries hold: the option is the user's word
+    about that domain, a library's entries a default. ``order`` is the graph's dependency
+    order (:func:`vgfc.verify.verify`); the result carries it, worked out anew when ops were
+    added. Raises the first :class:`VgfcError` unless ``keep_going``."""
     groups: list[tuple[Operator, ...]] = []
     tensors: dict[str, Tensor] = {}
     diagnostics: list[Diagnostic] = []
@@ -88,6 +91,10 @@ def resolve(
     for op in graph.operators:
         if op.op != "CUSTOM":
             groups.append((op,))
+            continue
+        opcode = calls.get(op.domain or "") if calls else None
+        if opcode is not None:
+            groups.append((replace(op, call_opcode=opcode),))
             continue
         try:
             # A view, not a copy: the table the ops before this one grew, over the graph's.

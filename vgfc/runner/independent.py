@@ -73,6 +73,7 @@ def independent_outputs(
     value is never compared with itself. ``reference_imports``: a reference may be any module,
     not only a Python file in its library's folder
     (:func:`vgfc.resolve.reference.load_reference`)."""
+    from vgfc.read import load_flatbuffer
     from vgfc.runner.numeric import tosa_reference_outputs
     from vgfc.verify import topological_order
 
@@ -82,7 +83,7 @@ def independent_outputs(
             OpCheck(op.index, op.label(), Check.CHECKED, "tosa_reference_model")
             for op in graph.operators
         ]
-    data = model.read_bytes()
+    data = load_flatbuffer(model)
     values: dict[str, Array] = {
         n: t.data.array for n, t in graph.tensors.items() if t.data is not None
     }

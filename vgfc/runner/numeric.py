@@ -141,8 +141,10 @@ def tosa_reference_outputs(
             "the TOSA reference model cannot run CUSTOM operators: compare with the reference "
             "converter (--against reference) or give --expected arrays"
         )
+    from vgfc.read import load_flatbuffer
+
     return run_reference_model(
-        model.read_bytes(), graph, {n: inputs[n] for n in graph.inputs}, list(graph.outputs)
+        load_flatbuffer(model), graph, {n: inputs[n] for n in graph.inputs}, list(graph.outputs)
     )
 
 

@@ -65,6 +65,8 @@ def _layout(opname: str) -> tuple[int, int]:
     return opcode(opname), min_words(opname)
 
 
+_OP_STRING = opcode("OpString")
+
 _LAYOUT = tuple(Section)  # iterating the enum class runs a generator each time
 
 
@@ -194,6 +196,19 @@ class ModuleBuilder:
             enumerant("MemoryModel", model),
         )
 
+    def string(self, text: str) -> int:
+        """The id of an ``OpString`` of ``text`` (one per text), placed before every ``OpName``
+        as the debug section's order requires."""
+        key = ("OpString", text)
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = self.new_id()
+            self.emit(Section.DEBUG, "OpString", found, text)
+            debug = self._sections[Section.DEBUG]
+            strings = sum(1 for inst in debug if inst[0] & 0xFFFF == _OP_STRING)
+            debug.insert(strings - 1, debug.pop())
+        return found
+
     def name(self, target: int, text: str) -> None:
         """Attach a debug name (``OpName``)."""
         self.emit(Section.DEBUG, "OpName", target, text)
@@ -205,6 +220,9 @@ class ModuleBuilder:
         )
 
     # -- types ----------------------------------------------------------------------------
+
+    def type_void(self) -> int:
+        return self._shared_result(Section.GLOBAL, "OpTypeVoid")
 
     def type_bool(self) -> int:
         return self._shared_result(Section.GLOBAL, "OpTypeBool")

@@ -173,7 +173,10 @@ def test_a_model_error_starts_with_the_model(vgfc_exe, tmp_path: Path) -> None:
     (tmp_path / "m.tosa").write_bytes(b"")
     run = vgfc_exe("compile", "m.tosa", cwd=tmp_path)
     assert run.code == 1
-    assert run.err.splitlines()[0] == "m.tosa: error: file is empty, expected a TOSA flatbuffer"
+    assert (
+        run.err.splitlines()[0]
+        == "m.tosa: error: file is empty, expected a TOSA flatbuffer or TOSA MLIR"
+    )
 
 
 @pytest.mark.parametrize("quick", [True, False])

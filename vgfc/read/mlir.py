@@ -1,0 +1,242 @@
+"""The MLIR front end: TOSA MLIR (text or bytecode) -> a TOSA flatbuffer, through tosa-opt.
+
+torch-mlir, IREE, onnx-mlir and TFLite's legalizer write TOSA as MLIR, and the reference
+converter reads it. vgfc does not parse MLIR itself: the tosa-tools wheel it already depends on
+ships the format owner's translator, ``tosa-opt``, whose ``--tosa-serialize`` writes the
+flatbuffer the reader (:mod:`vgfc.read.reader`) then reads as any other. So the model is the
+same one whichever form it came in, and the reference converter's VGF of the MLIR is its VGF of
+that flatbuffer.
+
+What a file is, is told by its content, never its name (:func:`form`): the flatbuffer
+identifier ``TOSA`` at bytes 4 to 8, MLIR bytecode's magic ``ML\\xefR``, else MLIR text when the
+first bytes hold no NUL byte (a flatbuffer's first word, an offset, always does).
+
+How the translator runs (:func:`translate`):
+
+- the program is found beside the installed tosa-tools package (its ``bin/``), not on PATH;
+- the MLIR goes in on standard input, already read and size-checked by
+  :func:`vgfc.files.inputs.open_input` (a FIFO, a folder or an over-long file is refused before
+  the translator starts); the flatbuffer comes back through an anonymous file (no name on disk,
+  so nothing survives the command, whether it ends by an error, Ctrl-C or SIGKILL);
+- it is bounded as a shader worker is: CPU time and address space (``setrlimit``, from
+  :data:`vgfc.limits.LIMITS`), a wall-clock backstop far above the CPU time
+  (:func:`vgfc.processes.backstop`), no core file, and it dies with vgfc;
+- its first ``error:`` becomes an :class:`~vgfc.diagnostics.InputError` at MLIR's own place:
+  ``model.mlir:12:5: error: ...`` (a location the module itself declares, ``loc("net.py":3:1)``,
+  is shown as that file's, with the model named in a note).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from pathlib import Path
+
+from vgfc.diagnostics import InputError, Location
+from vgfc.limits import LIMITS, quote
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import mmap
+    from collections.abc import Callable
+
+__all__ = [
+    "BYTECODE_MAGIC",
+    "FLATBUFFER",
+    "MLIR_BYTECODE",
+    "MLIR_TEXT",
+    "PACKAGE",
+    "as_flatbuffer",
+    "form",
+    "translate",
+    "translator",
+]
+
+FLATBUFFER = "TOSA flatbuffer"
+MLIR_BYTECODE = "TOSA MLIR bytecode"
+MLIR_TEXT = "TOSA MLIR text"
+BYTECODE_MAGIC = b"ML\xefR"
+"""The first bytes of MLIR bytecode."""
+PACKAGE = "tosa-tools"
+"""The PyPI package that ships ``tosa-opt``."""
+
+_IDENTIFIER = b"TOSA"
+_TEXT_PROBE = 4096
+"""Bytes at the start of a file looked at for a NUL byte, to tell text from binary."""
+_ERROR = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): error: (?P<message>.*)$")
+_STDIN = "<stdin>"
+
+
+def form(head: bytes | bytearray | memoryview) -> str | None:
+    """What the bytes ``head`` (a file's first bytes, at least 8 when it has them) start:
+    :data:`FLATBUFFER`, :data:`MLIR_BYTECODE`, :data:`MLIR_TEXT`, or ``None`` for binary data
+    that is none of them (the flatbuffer reader then says why)."""
+    head = bytes(head[:_TEXT_PROBE])
+    if head[4:8] == _IDENTIFIER:
+        return FLATBUFFER
+    if head.startswith(BYTECODE_MAGIC):
+        return MLIR_BYTECODE
+    if head and b"\0" not in head:
+        return MLIR_TEXT
+    return None
+
+
+_FOUND: Path | None = None
+
+
+def translator() -> Path:
+    """The ``tosa-opt`` program of the installed tosa-tools package (its ``bin/`` folder, where
+    the wheel puts its native tools; the ``tosa-opt`` on PATH is a Python shim that finds the
+    same file and costs an interpreter's start). Raises :class:`InputError` when there is none."""
+    global _FOUND
+    if _FOUND is not None and os.access(_FOUND, os.X_OK):
+        return _FOUND
+    from importlib import metadata
+
+    name = "tosa-opt.exe" if os.name == "nt" else "tosa-opt"
+    try:
+        dist = metadata.distribution(PACKAGE)
+    except metadata.PackageNotFoundError:
+        raise InputError(
+            f"reading TOSA MLIR needs tosa-opt, and {PACKAGE} is not installed "
+            f"(pip install {PACKAGE})"
+        ) from None
+    path = Path(str(dist.locate_file(Path("bin") / name)))
+    if not os.access(path, os.X_OK):
+        raise InputError(
+            f"reading TOSA MLIR needs tosa-opt, and the {PACKAGE} {dist.version} installation "
+            "has none"
+        )
+    _FOUND = path
+    return path
+
+
+def translate(data: bytes | bytearray | memoryview | mmap.mmap, shown: str) -> mmap.mmap:
+    """The TOSA flatbuffer of the MLIR ``data`` (text or bytecode), memory-mapped; ``shown``
+    names the input in diagnostics. Raises :class:`InputError` for anything the translator
+    refuses, and when it passes its limits."""
+    import mmap
+    import subprocess
+    import tempfile
+
+    from vgfc.processes import backstop
+
+    where = Location(file=shown)
+    if len(data) > LIMITS.mlir_bytes_max:
+        raise InputError(
+            f"{len(data)} bytes of MLIR, more than the {LIMITS.mlir_bytes_max} a model given as "
+            "MLIR may have (mlir_bytes_max)",
+            where,
+        )
+    program = translator()
+    cpu = LIMITS.mlir_cpu_seconds_max
+    memory = LIMITS.mlir_memory_base + LIMITS.mlir_memory_per_byte * len(data)
+    with tempfile.TemporaryFile(prefix="vgfc-mlir-") as out:
+        fd = out.fileno()
+        command = [
+            str(program),
+            "-",
+            "--tosa-serialize",
+            f"--tosa-flatbuffer-filename=/dev/fd/{fd}",
+            "-o",
+            os.devnull,
+            "--mlir-disable-threading",  # one thread: CPU time is the translation's own
+        ]
+        try:
+            done = subprocess.run(
+                command,
+                input=data,
+                capture_output=True,
+                pass_fds=(fd,),
+                timeout=backstop(cpu),
+                check=False,
+                preexec_fn=_bounded(os.getpid(), cpu, memory),
+            )
+        except subprocess.TimeoutExpired:
+            raise InputError(
+                f"translating the MLIR took more than {backstop(cpu):g} s without ending", where
+            ) from None
+        except OSError as e:
+            raise InputError(f"cannot run tosa-opt: {e.strerror or e}", where) from None
+        log = done.stderr.decode("utf-8", errors="replace")
+        if done.returncode != 0:
+            raise _failure(done.returncode, log, shown, cpu, memory)
+        size = os.fstat(fd).st_size
+        if size == 0:
+            raise InputError(
+                "the MLIR holds no TOSA graph to read (tosa-opt serialises a function "
+                "'main' of TOSA operators)",
+                where,
+            )
+        return mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+
+
+def as_flatbuffer(
+    data: bytes | bytearray | memoryview | mmap.mmap, shown: str
+) -> bytes | bytearray | memoryview | mmap.mmap:
+    """``data`` when it is not MLIR (a flatbuffer, or bytes the reader will refuse), else its
+    translation (:func:`translate`)."""
+    kind = form(data[:_TEXT_PROBE])
+    return data if kind in (None, FLATBUFFER) else translate(data, shown)
+
+
+def _failure(code: int, log: str, shown: str, cpu: float, memory: int) -> InputError:
+    """The error of a translator that exited with ``code``, from its log."""
+    for line in log.splitlines():
+        found = _ERROR.match(line)
+        if found is None:
+            continue
+        file, message = found.group("file"), found.group("message").strip()
+        line_no, column = int(found.group("line")), int(found.group("column"))
+        if line_no == 0:  # no place (bytecode's errors are at 0:0)
+            return InputError(quote(message, LIMITS.message_length), Location(file=shown))
+        if file in (_STDIN, "-"):
+            return InputError(
+                quote(message, LIMITS.message_length),
+                Location(file=shown, file_line=line_no, file_column=column),
+            )
+        # A location the module declares (loc("net.py":3:1)): that file's place; the model in
+        # a note.
+        return InputError(
+            quote(message, LIMITS.message_length),
+            Location(file=shown, source=quote(file, 300), line=line_no, column=column),
+        )
+    where = Location(file=shown)
+    if code in (-signal.SIGXCPU, -signal.SIGKILL):
+        return InputError(f"translating the MLIR exceeded {cpu:g} s of CPU time", where)
+    if "out of memory" in log.lower() or "bad_alloc" in log:
+        return InputError(
+            f"translating the MLIR exceeded {memory >> 20} MiB of memory "
+            "(mlir_memory_base + mlir_memory_per_byte per byte of MLIR)",
+            where,
+        )
+    how = f"signal {-code}" if code < 0 else f"exit status {code}"
+    last = next((ln.strip() for ln in reversed(log.splitlines()) if ln.strip()), "")
+    return InputError(
+        f"tosa-opt failed ({how})" + (f": {quote(last, LIMITS.message_length)}" if last else ""),
+        where,
+    )
+
+
+def _bounded(parent: int, cpu: float, memory: int) -> Callable[[], None]:
+    """What the translator's process does before it runs: its limits, and death with vgfc."""
+
+    def setup() -> None:
+        import math
+        import resource
+
+        from vgfc.processes_worker import die_with
+
+        for limit, value in (
+            (resource.RLIMIT_CORE, 0),
+            (resource.RLIMIT_CPU, math.ceil(cpu)),
+            (resource.RLIMIT_AS, memory),
+        ):
+            _, hard = resource.getrlimit(limit)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(limit, (value, hard))
+        die_with(parent, signal.SIGKILL)
+
+    return setup
