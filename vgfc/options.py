@@ -14,7 +14,8 @@ help, the commands that take it, and where its value goes in
   :class:`~vgfc.shader.options.CompileOptions`, which read :data:`DEFAULTS`.
 
 So adding an option is one entry here and the line of the stage that reads it. This module
-imports nothing of vgfc but the leaves :mod:`vgfc.record` and :mod:`vgfc.custom_calls`: the
+imports nothing of vgfc but the leaves :mod:`vgfc.record`, :mod:`vgfc.custom_calls` and
+:mod:`vgfc.environments`: the
 shader layer and the leaf :mod:`vgfc.compilation` read it without a cycle, and the quick path
 without click.
 """
@@ -26,6 +27,7 @@ import os
 from collections.abc import Mapping
 
 from vgfc.custom_calls import BESPOKE_DOMAIN, OPCODE_MAX
+from vgfc.environments import TARGET_ENVS
 from vgfc.record import record
 
 TYPE_CHECKING = False
@@ -37,13 +39,9 @@ __all__ = [
     "COMPILING",
     "DEFAULTS",
     "DIAGNOSTICS_FORMATS",
-    "GRAPH_MIN_SPIRV",
-    "GRAPH_SPIRV",
     "OPTIONS",
     "REPORT_NEXT_TO_OUTPUT",
     "SHADER_DOMAIN",
-    "SPIRV_VERSIONS",
-    "TARGET_ENVS",
     "TARGET_NAMES",
     "Option",
     "UsageError",
@@ -56,27 +54,6 @@ __all__ = [
 TARGET_NAMES = ("scenario-runner", "executorch")
 """The runtimes a VGF can be for (``--target``): the profiles of :mod:`vgfc.vgf.profiles`,
 named here so that choosing one does not load their rules (a test keeps the two equal)."""
-
-SPIRV_VERSIONS: dict[str, tuple[int, int]] = {
-    "vulkan1.0": (1, 0),
-    "vulkan1.1": (1, 3),
-    "vulkan1.2": (1, 5),
-    "vulkan1.3": (1, 6),
-    "vulkan1.4": (1, 6),
-}
-"""Each Vulkan environment shaders can be compiled and validated for (``--target-env``), and the
-newest SPIR-V version it accepts: the version GLSL and HLSL shaders are compiled to for it."""
-
-TARGET_ENVS = tuple(SPIRV_VERSIONS)
-"""The names ``--target-env`` accepts."""
-
-GRAPH_SPIRV = (1, 5)
-"""The SPIR-V version of a graph module (an ML partition), as the reference converter writes it;
-an older environment gets the newest version it accepts, down to :data:`GRAPH_MIN_SPIRV`."""
-
-GRAPH_MIN_SPIRV = (1, 3)
-"""The oldest SPIR-V a graph module can be: it uses the Vulkan memory model
-(SPV_KHR_vulkan_memory_model needs SPIR-V 1.3), so vulkan1.0 cannot hold one."""
 
 COLOUR_MODES = ("auto", "always", "never")
 """When what a command prints is coloured (``--color``), as gcc and cargo name it."""
@@ -97,20 +74,9 @@ _WARNING = (*COMPILING, "run")
 """``-W`` and ``-w`` also govern the warning ``vgfc run`` gives (``unwritten-output``)."""
 
 KINDS = (
-    "flag",
-    "choice",
-    "seconds",
-    "count",
-    "file",
-    "folder",
-    "report",
-    "text",
-    "dirs",
-    "defines",
-    "names",
-    "warnings",
-    "opcodes",
-)
+    "flag", "choice", "seconds", "count", "file", "folder", "report", "text",
+    "dirs", "defines", "names", "warnings", "opcodes",
+)  # fmt: skip
 """What an option's value is. The last five are given any number of times (a tuple)."""
 
 SHADER_DOMAIN = "com.arm.VulkanCustomShader"

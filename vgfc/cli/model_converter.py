@@ -10,8 +10,9 @@ silently (``--require-static-shape``); ``--tosa-flatbuffer`` writes the flatbuff
 read, as ``vgfc translate`` does; ``--experimental-analysis``, ``--emit-debug-info``,
 ``--custom-op-domain-to-opcode`` and ``--enable-bespoke`` are entries of the option table, as in
 ``vgfc compile``; those with no meaning for vgfc yet (``--dump-mlir``,
-``--tosa-flatbuffer-schema``) are ignored with a one-line note on stderr; ``--disable-replicated-composites`` is honoured by refusing a result that uses
-them, since vgfc has no switch for it.
+``--tosa-flatbuffer-schema``) are ignored with a one-line note on stderr;
+``--disable-replicated-composites`` is honoured by refusing a result that uses them, since vgfc
+has no switch for it.
 
 Exit codes as for ``vgfc``: 0 success, 1 error in the input, 2 usage error, 3 internal error.
 Every error is one line on stderr, and after an error no output file exists.

@@ -164,7 +164,7 @@ def _lower_graphs(
 def _graph_version(graph: Graph, p: Partition, options: CompileOptions | None) -> tuple[int, int]:
     """The SPIR-V version of the graph module of ML partition ``p`` for the target environment;
     refused where the environment holds no graph module."""
-    from vgfc.options import GRAPH_MIN_SPIRV, GRAPH_SPIRV, SPIRV_VERSIONS
+    from vgfc.environments import GRAPH_MIN_SPIRV, GRAPH_SPIRV, SPIRV_VERSIONS
 
     env = options.target_env if options is not None else None
     newest = SPIRV_VERSIONS.get(env or "", GRAPH_SPIRV)

@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from vgfc.diagnostics import Diagnostic, InputError, InternalError, UnsupportedError, VgfcError
+from vgfc.environments import GRAPH_SPIRV
 from vgfc.ir import Data, DType, Graph, Operator, Tensor
 from vgfc.lower.call import check_call, lower_call
 from vgfc.lower.constant_operands import LOWERED_OTHERWISE, ConstantOperands
 from vgfc.lower.pad_value import lower_pad_with_input_value
-from vgfc.options import GRAPH_SPIRV
 from vgfc.partition import Partition, PartitionKind
 from vgfc.record import field, record
 from vgfc.spirv.builder import ModuleBuilder
@@ -369,7 +369,7 @@ def lower_partition(
     :data:`SHAPE_INLINE_LIMIT`) become graph constants, listed in the result; ``constant_ids``
     (from :func:`graph_constant_ids`, computed once for all partitions) is found here when not
     given. ``spirv_version`` is the module's (the target environment's, at most
-    :data:`~vgfc.options.GRAPH_SPIRV`); ``debug_info`` adds the reference converter's
+    :data:`~vgfc.environments.GRAPH_SPIRV`); ``debug_info`` adds the reference converter's
     NonSemantic.Graph.DebugInfo.1 instructions (:mod:`vgfc.lower.debug_info`). Raises
     :class:`UnsupportedError` for operators or tensors TOSA.001000.1 cannot express.
     """

@@ -11,7 +11,7 @@ each newer environment, which costs a compile each, and stops at the first that 
 from __future__ import annotations
 
 from vgfc.diagnostics import ShaderError, VgfcError
-from vgfc.options import SPIRV_VERSIONS, TARGET_ENVS
+from vgfc.environments import SPIRV_VERSIONS, TARGET_ENVS
 from vgfc.record import replace
 from vgfc.shader.cache_keys import ShaderRequest
 

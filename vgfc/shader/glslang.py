@@ -31,7 +31,8 @@ from array import array
 from typing import NamedTuple
 
 from vgfc.diagnostics import InternalError, ShaderError, did_you_mean
-from vgfc.options import SPIRV_VERSIONS, flag
+from vgfc.environments import SPIRV_VERSIONS
+from vgfc.options import flag
 from vgfc.processes import Labels, Worker
 from vgfc.shader import glslc
 from vgfc.shader.glslang_abi import LOCK, SET_ENTRY_POINT, Input, Library, SpvOptions, library

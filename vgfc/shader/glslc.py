@@ -132,7 +132,7 @@ def find(extension: str = EXTENSIONS[0]) -> Glslc:
 
 def check_target(options: CompileOptions, extension: str) -> None:
     """Refuse a target the program cannot emit, before anything runs."""
-    from vgfc.options import SPIRV_VERSIONS
+    from vgfc.environments import SPIRV_VERSIONS
 
     version = SPIRV
     if options.spirv() != version:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import enum
 
-from vgfc.options import DEFAULTS, SPIRV_VERSIONS
+from vgfc.environments import SPIRV_VERSIONS
+from vgfc.options import DEFAULTS
 from vgfc.record import record
 
 __all__ = ["DEFAULT_TIMEOUT", "CompileOptions", "Language"]
@@ -34,7 +35,7 @@ class CompileOptions:
     """Vulkan version the module is for: ``vulkan1.0`` .. ``vulkan1.4``."""
     spirv_version: tuple[int, int] | None = None
     """SPIR-V version to emit; must be one the target environment accepts. ``None``: the newest
-    it accepts (:data:`vgfc.options.SPIRV_VERSIONS`: 1.0, 1.3, 1.5, 1.6, 1.6 for Vulkan 1.0 to
+    it accepts (:data:`vgfc.environments.SPIRV_VERSIONS`: 1.0, 1.3, 1.5, 1.6, 1.6 for Vulkan 1.0 to
     1.4), see :meth:`spirv`."""
     include_dirs: tuple[str, ...] = DEFAULTS["include_dirs"]
     """Folders searched, in order, for ``#include "..."`` and ``#include <...>``."""

@@ -15,7 +15,7 @@ from reference_tools import tool
 from shader_models import AFFINE as GLSL
 
 from vgfc.diagnostics import ShaderError
-from vgfc.options import SPIRV_VERSIONS, TARGET_ENVS
+from vgfc.environments import SPIRV_VERSIONS, TARGET_ENVS
 from vgfc.shader import CompileOptions, Language, compile_shader
 from vgfc.shader.build import ShaderRequest, build_shader
 
