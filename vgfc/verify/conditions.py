@@ -96,6 +96,16 @@ def broadcast(
     ``DimensionMismatch``: the output's shape is their broadcast. Checked where the ranks agree
     (:func:`same_rank` reports the rest)."""
     shapes = [(label, t, shape_of(t)) for label, t in operands]
+    first = shapes[0][2]
+    if first is not None and all(s == first for _, _, s in shapes):
+        out = shape_of(output)  # the usual case: no broadcast at all
+        if out is not None and len(out) == len(first) and out != first:
+            yield Violation(
+                "DimensionMismatch",
+                f"output shape {dims(out)} is not the broadcast of the inputs, {dims(first)}",
+                tensor=name_of(output),
+            )
+        return
     if any(s is None for _, _, s in shapes) or len({len(s) for _, _, s in shapes}) != 1:  # type: ignore[arg-type]
         return
     result: list[int] = []

@@ -48,19 +48,17 @@ RULES: Mapping[str, tuple[Rule, ...]] = MappingProxyType(_rules())
 def check_level(v: OpView) -> Iterator[Violation]:
     """``WrongRank`` beyond the level: no tensor an operator reads or writes has more than
     ``MAX_RANK`` dimensions."""
-    seen: set[str] = set()
+    tensors = v.graph.tensors
     for name in (*v.op.inputs, *v.op.outputs):
-        tensor = v.graph.tensors.get(name)
-        if name in seen or tensor is None or tensor.shape is None:
-            continue
-        seen.add(name)
-        if len(tensor.shape) > LEVEL.max_rank:
+        tensor = tensors.get(name)
+        if tensor is not None and tensor.shape is not None and len(tensor.shape) > LEVEL.max_rank:
             yield Violation(
                 "WrongRank",
                 f"rank {len(tensor.shape)} ({dims(tensor.shape)}) is over the level's "
                 f"MAX_RANK, {LEVEL.max_rank}",
                 tensor=name,
             )
+            return
 
 
 @functools.cache

@@ -133,9 +133,12 @@ class OpView:
 def shape_of(tensor: Tensor | None) -> tuple[int, ...] | None:
     """A tensor's static shape; ``None`` when unknown (unranked, a dynamic dimension) or absent,
     so that a condition on it is not checked."""
-    if tensor is None or tensor.shape is None or any(d < 0 for d in tensor.shape):
+    if tensor is None:
         return None
-    return tensor.shape
+    shape = tensor.shape
+    if shape is None or (shape and min(shape) < 0):
+        return None
+    return shape
 
 
 def name_of(tensor: Tensor | None) -> str | None:
