@@ -111,17 +111,6 @@ def _table(v: OpView) -> Iterator[Violation]:
         )
 
 
-def _select(v: OpView) -> Iterator[Violation]:
-    condition = v.input("input1")
-    if condition is not None and condition.dtype is not DType.BOOL:
-        yield Violation(
-            "WrongInputType",
-            f"input1 is {condition.dtype.value}; SELECT's condition is BOOL",
-            tensor=condition.name,
-        )
-    yield from _binary(v)
-
-
 _EXTRA = {"CLAMP": _clamp, "NEGATE": _negate, "TABLE": _table}
 """The further conditions of some unary operators."""
 
@@ -129,6 +118,6 @@ _EXTRA = {"CLAMP": _clamp, "NEGATE": _negate, "TABLE": _table}
 ELEMENTWISE_RULES = {
     **dict.fromkeys(BINARY, _binary),
     **dict.fromkeys(UNARY, _unary),
-    "SELECT": _select,
+    "SELECT": _binary,
 }
 """Op -> the function that yields its violations."""

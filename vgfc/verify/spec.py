@@ -4,7 +4,8 @@ runs, and the level's limits, for every operator vgfc lowers.
 :data:`RULES` maps each operator to the functions that yield its violations (one per family:
 :mod:`~vgfc.verify.rules_elementwise`, :mod:`~vgfc.verify.rules_tensor`,
 :mod:`~vgfc.verify.rules_layout`, :mod:`~vgfc.verify.rules_scale`,
-:mod:`~vgfc.verify.rules_control`); :func:`check_level` holds
+:mod:`~vgfc.verify.rules_control`) after the element types it takes
+(:mod:`~vgfc.verify.types`); :func:`check_level` holds
 every tensor to the level's rank. :func:`spec_errors` runs them on a graph and turns each
 violation into an :class:`~vgfc.diagnostics.InputError` naming the operator, the operand or
 attribute, the values and, in brackets, the condition's name (tosa-tools' name for it, as the
@@ -28,6 +29,7 @@ from vgfc.verify.rules_elementwise import ELEMENTWISE_RULES
 from vgfc.verify.rules_layout import LAYOUT_RULES
 from vgfc.verify.rules_scale import SCALE_RULES
 from vgfc.verify.rules_tensor import TENSOR_RULES
+from vgfc.verify.types import SAME, SIGNATURES, type_rule
 from vgfc.verify.view import OpView, Rule, Violation
 
 __all__ = ["RULES", "check_level", "spec_errors", "violations"]
@@ -35,6 +37,8 @@ __all__ = ["RULES", "check_level", "spec_errors", "violations"]
 
 def _rules() -> dict[str, tuple[Rule, ...]]:
     rules: dict[str, tuple[Rule, ...]] = {}
+    for op in (*SAME, *SIGNATURES):
+        rules[op] = (type_rule,)
     for family in (ELEMENTWISE_RULES, TENSOR_RULES, LAYOUT_RULES, SCALE_RULES, CONTROL_RULES):
         for op, rule in family.items():
             rules[op] = (*rules.get(op, ()), rule)

@@ -87,7 +87,11 @@ def test_the_model_converter_option_writes_the_same_bytes(work: Path) -> None:
         (["translate", "-"], 2, "a model from standard input needs -o"),
         (["translate", "m.mlir", "-o", "folder"], 2, "'folder' is a directory"),
         (["translate", "m.mlir", "-o", "m.mlir"], 1, "m.mlir"),
-        (["translate", "missing.mlir"], 2, "does not exist"),
+        (
+            ["translate", "missing.mlir"],
+            1,
+            "missing.mlir: error: cannot read the model: no such file",
+        ),
         (["translate", "fifo", "-o", "out.tosa"], 1, "a FIFO"),
     ],
     ids=["garbage", "stdin-without-o", "folder", "onto-the-model", "missing", "fifo"],

@@ -78,16 +78,20 @@ def conv(
 ) -> Graph:
     fields = {"pad": (0, 0, 0, 0), "stride": (2, 2), "dilation": (1, 1), "acc_type": "FP32"}
     fields.update(attrs)
+    # The specification's combinations: INT8 x INT8 -> INT32, INT16 x INT8 -> INT48.
+    weights, wide = {"INT8": ("INT8", "INT32"), "INT16": ("INT8", "INT48")}.get(
+        dtype, (dtype, dtype)
+    )
     return graph(
         "CONV2D",
         [
             t("x", x, dtype),
-            t("w", w, dtype, np.zeros(w)),
-            t("b", (bias,), dtype, np.zeros(bias)),
+            t("w", w, weights, np.zeros(w)),
+            t("b", (bias,), wide, np.zeros(bias)),
             zp("xz", zps[0], dtype),
-            zp("wz", zps[1], dtype),
+            zp("wz", zps[1], weights),
         ],
-        [t("y", y, dtype)],
+        [t("y", y, wide)],
         **fields,
     )
 
@@ -115,7 +119,7 @@ def rescale(
     }
     fields.update(attrs)
     mul = "INT32" if fields["scale32"] else "INT16"
-    in_zp_type = "INT32" if dtype_in == "INT48" else dtype_in
+    in_zp_type = dtype_in
     return graph(
         "RESCALE",
         [
@@ -180,7 +184,24 @@ CASES: list[tuple[str, Graph, str | None, str]] = [
                                      t("s", (1, 1), "INT8", [[0]])], [t("y", (2,), "INT32")]),
      "InputRank1WrongRank", "shift has rank 2"),
     ("select-condition", graph("SELECT", [t("c", (2,), "INT8"), t("a", (2,)), t("b", (2,))],
-                               [t("y", (2,))]), "WrongInputType", "input1 is INT8"),
+                               [t("y", (2,))]), "WrongInputType",
+     "element types INT8, FP32, FP32 -> FP32 are not a combination SELECT takes"),
+    ("add-int8", graph("ADD", [t("a", (2,), "INT8"), t("b", (2,), "INT8")], [t("y", (2,), "INT8")]),
+     "WrongInputType", "ADD takes one of BF16, FP16, FP32, INT32 for every operand"),
+    ("add-mixed", graph("ADD", [t("a", (2,), "INT32"), t("b", (2,), "INT32")], [t("y", (2,))]),
+     "WrongOutputType", "element types INT32, INT32 -> FP32"),
+    ("conv-int8-bias", graph("CONV2D", [t("x", (1, 2, 2, 1), "INT8"),
+                                        t("w", (1, 1, 1, 1), "INT8", [0]),
+                                        t("b", (1,), "INT8", [0]), zp("xz", 0), zp("wz", 0)],
+                             [t("y", (1, 2, 2, 1), "INT32")], pad=(0, 0, 0, 0), stride=(1, 1),
+                             dilation=(1, 1)),
+     "WrongInputType", "INT8, INT8, INT8, INT8, INT8 -> INT32 are not a combination CONV2D"),
+    ("conv-int8-output", graph("CONV2D", [t("x", (1, 2, 2, 1), "INT8"),
+                                          t("w", (1, 1, 1, 1), "INT8", [0]),
+                                          t("b", (1,), "INT32", [0]), zp("xz", 0), zp("wz", 0)],
+                               [t("y", (1, 2, 2, 1), "INT8")], pad=(0, 0, 0, 0), stride=(1, 1),
+                               dilation=(1, 1)),
+     "WrongOutputType", "INT8, INT8, INT32, INT8, INT8 -> INT8 are not a combination CONV2D"),
     ("abs-shape", graph("ABS", [t("a", (2, 3))], [t("y", (3, 2))]),
      "OutputShapeMismatch", "input shape 2x3 differs from output shape 3x2"),
     ("clamp-order", graph("CLAMP", [t("a", (2,))], [t("y", (2,))], min_val=1.0, max_val=0.5),
