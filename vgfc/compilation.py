@@ -57,6 +57,9 @@ class Options:
     optimize: bool = DEFAULTS["optimize"]
     """Run the optimising graph passes (:data:`vgfc.passes.PASSES`); off (``-O0``) only the
     passes that must run."""
+    type_narrowing: str = DEFAULTS["type_narrowing"]
+    """``none``, ``full`` or ``partial``: FP32 made FP16 by the ``type-narrowing`` pass
+    (:mod:`vgfc.passes.narrow`)."""
     replicated_composites: bool = DEFAULTS["replicated_composites"]
     """Allow modules that need VK_EXT_shader_replicated_composites; off, such a module is an
     error (``vgfc-model-converter --disable-replicated-composites``)."""

@@ -36,6 +36,7 @@ __all__ = [
     "DIAGNOSTICS_FORMATS",
     "GRAPH_MIN_SPIRV",
     "GRAPH_SPIRV",
+    "NARROWING_MODES",
     "OPTIONS",
     "REPORT_NEXT_TO_OUTPUT",
     "SPIRV_VERSIONS",
@@ -76,6 +77,10 @@ GRAPH_MIN_SPIRV = (1, 3)
 
 DIAGNOSTICS_FORMATS = ("text", "sarif")
 """How errors and warnings are written (``--diagnostics-format``)."""
+
+NARROWING_MODES = ("none", "full", "partial")
+"""The values of ``--type-narrowing``: ``none`` keeps the model's types (the passes of
+:mod:`vgfc.passes.narrow` do the other two)."""
 
 REPORT_NEXT_TO_OUTPUT = ""
 """The value of ``--report`` given without a FILE: each report goes next to its VGF."""
@@ -315,6 +320,20 @@ OPTIONS: tuple[Option, ...] = (
         default=True,
         into="optimize",
         off=True,
+    ),
+    Option(
+        "type_narrowing",
+        ("--type-narrowing",),
+        "Make the model's FP32 tensors and constants FP16, as the reference converter does "
+        "(docs/commands.md): full also makes the accumulators of convolutions and AVG_POOL2D "
+        "FP16, partial keeps them FP32. The VGF's FP32 inputs and outputs become FP16. "
+        "'vgfc verify --type-narrowing MODE' shows what it costs in error.",
+        kind="choice",
+        default="none",
+        choices=NARROWING_MODES,
+        metavar="none|full|partial",
+        into="type_narrowing",
+        show_default=True,
     ),
     Option(
         "replicated_composites",

@@ -141,12 +141,6 @@ def _note(text: str) -> None:
 @click.option("--experimental-analysis", is_flag=True, help="Ignored.")
 @click.option("--custom-op-domain-to-opcode", multiple=True, metavar="VAR", help="Ignored.")
 @click.option("--enable-bespoke", is_flag=True, help="Ignored.")
-@click.option(
-    "--type-narrowing",
-    default="none",
-    metavar="VAR",
-    help="Only 'none': vgfc keeps the model's element types.",
-)
 @declare("model-converter")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @handle_errors
@@ -155,7 +149,6 @@ def model_converter(
     output: str,
     tosa_flatbuffer: bool,
     require_static_shape: bool,
-    type_narrowing: str,
     options: Options,
     debug: bool,
     **ignored: object,
@@ -178,8 +171,6 @@ def model_converter(
         if value:
             option, why = _NO_MEANING[name]
             _note(f"{option} ignored: {why}")
-    if type_narrowing.lower() != "none":
-        _note(f"--type-narrowing {type_narrowing} ignored: vgfc keeps the model's element types")
     if output == "-":
         compile_model(input_path, options, sink=ToStream(sys.stdout.buffer))
         sys.stdout.buffer.flush()
