@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from vgfc.dtypes import DType
-from vgfc.ir import Data, Graph, Operator, Tensor
+from vgfc.ir import AttrValue, Data, Graph, Operator, Tensor
 from vgfc.options import NARROWING_MODES
 from vgfc.passes import Rewrite, Rewritten
 from vgfc.passes.edit import in_order, rebuild
@@ -66,7 +66,7 @@ def _kept(op: Operator, tensors: Mapping[str, Tensor]) -> bool:
     return op.op.startswith("VARIABLE")
 
 
-def _half(value: object) -> object:
+def _half(value: AttrValue) -> AttrValue:
     """A CLAMP bound rounded to FP16 (to nearest even), as a number again."""
     import numpy as np
 
