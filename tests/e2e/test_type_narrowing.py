@@ -4,8 +4,10 @@ reference converter's (error against FP32 at most twice the reference's, size at
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -95,3 +97,21 @@ def test_a_real_network_narrowed_is_as_accurate_and_small_as_the_reference_conve
         for g, r, w in zip(got, ref, want, strict=True):
             ours_err, theirs_err = np.max(np.abs(g - w)), np.max(np.abs(r - w))
             assert 0 < ours_err <= 2 * theirs_err, (mode, ours_err, theirs_err)
+
+
+def test_verify_reports_what_narrowing_cost_against_the_fp32_model(
+    stack: object, cli: Any, tmp_path: Path
+) -> None:
+    model = tmp_path / "conv.tosa"
+    model.write_bytes(BY_NAME["CONV2D_FP32_FP32"].model())
+    errors = {}
+    for mode in ("none", "full", "partial"):
+        run = cli("verify", "--type-narrowing", mode, "--json", "--atol", "1", str(model))
+        assert run.code == 0, run.err
+        doc = json.loads(run.out)
+        assert doc["type_narrowing"] == mode and doc["ok"]
+        (row,) = doc["outputs"]
+        errors[mode] = row["max_abs_error"]
+    assert errors["none"] < 1e-5 < errors["partial"] <= errors["full"] < 0.1
+    text = cli("verify", "--type-narrowing", "full", "--atol", "1", str(model)).out
+    assert "narrowed to FP16 (--type-narrowing full): each output against the FP32 model" in text

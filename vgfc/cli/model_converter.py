@@ -6,9 +6,10 @@ through ``MODEL_CONVERTER_PATH``, checks ``--version`` (it wants ``x.y.z`` >= 0.
 ``[binary, *flags, "-i", X.tosa, "-o", X.tosa.vgf]`` and shows stderr when the exit code is not 0.
 
 The reference converter's other options are accepted. Those vgfc already satisfies pass
-silently (``--require-static-shape``); those with no meaning for vgfc are ignored with a one-line
-note on stderr; ``--tosa-flatbuffer`` (write TOSA, not VGF) is refused; ``--disable-replicated-
-composites`` is honoured by refusing a result that uses them, since vgfc has no switch for it.
+silently (``--require-static-shape``); ``--type-narrowing`` is the option table's, as in
+``vgfc compile``; those with no meaning for vgfc are ignored with a one-line note on stderr;
+``--tosa-flatbuffer`` (write TOSA, not VGF) is refused; ``--disable-replicated-composites`` is
+honoured by refusing a result that uses them, since vgfc has no switch for it.
 
 Exit codes as for ``vgfc``: 0 success, 1 error in the input, 2 usage error, 3 internal error.
 Every error is one line on stderr, and after an error no output file exists.
