@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from vgfc.ir import Graph
     from vgfc.lower import LoweredModule
     from vgfc.partition import Plan
-    from vgfc.passes import Rewrite
+    from vgfc.passes.records import Rewrite
     from vgfc.resolve.library.records import Library
     from vgfc.vgf.model import Model
     from vgfc.warning_names import WarningFlags
@@ -64,6 +64,9 @@ class Options:
     optimize: bool = DEFAULTS["optimize"]
     """Run the optimising graph passes (:data:`vgfc.passes.PASSES`); off (``-O0``) only the
     passes that must run."""
+    type_narrowing: str = DEFAULTS["type_narrowing"]
+    """``none``, ``full`` or ``partial``: FP32 made FP16 by the ``type-narrowing`` pass
+    (:mod:`vgfc.passes.narrow`)."""
     replicated_composites: bool = DEFAULTS["replicated_composites"]
     """Allow modules that need VK_EXT_shader_replicated_composites; off, such a module is an
     error (``vgfc-model-converter --disable-replicated-composites``)."""
@@ -93,7 +96,8 @@ def make_options(**values: Any) -> Options:
     default), each checked as the command line checks it. Raises
     :class:`vgfc.options.UsageError` (a ValueError) for a value the command line refuses,
     TypeError for a name that is no compile option."""
-    from vgfc.options import OPTIONS, check_value
+    from vgfc.option_values import check_value
+    from vgfc.options import OPTIONS
 
     known = {o.name: o for o in OPTIONS if o.into is not None}
     unknown = sorted(set(values) - set(known))

@@ -114,7 +114,8 @@ def _passes(done: Compilation, request: Request) -> Produced:
 
     graph = done.graph
     assert graph is not None
-    rewritten = run_passes(graph, optimize=request.options.optimize)
+    options = request.options
+    rewritten = run_passes(graph, options.optimize, options.type_narrowing)
     if rewritten.graph is graph:
         return {}
     from vgfc.verify import verify

@@ -8,8 +8,8 @@ help, the commands that take it, and where its value goes in
 * the click options of every command (:func:`vgfc.cli.options.declare`);
 * the quick parser of the usual ``vgfc compile`` lines (:mod:`vgfc.cli.quick`), with its
   defaults;
-* :func:`check_value`, which checks a compile option's value as the command line does, for
-  :func:`vgfc.compilation.make_options` (``vgfc.compile(**options)`` calls it);
+* :func:`vgfc.option_values.check_value`, which checks a compile option's value as the command
+  line does, for :func:`vgfc.compilation.make_options` (``vgfc.compile(**options)`` calls it);
 * the defaults of :class:`~vgfc.compilation.Options` and
   :class:`~vgfc.shader.options.CompileOptions`, which read :data:`DEFAULTS`.
 
@@ -22,8 +22,6 @@ without click.
 
 from __future__ import annotations
 
-import math
-import os
 from collections.abc import Mapping
 
 from vgfc.custom_calls import BESPOKE_DOMAIN, OPCODE_MAX
@@ -39,13 +37,13 @@ __all__ = [
     "COMPILING",
     "DEFAULTS",
     "DIAGNOSTICS_FORMATS",
+    "NARROWING_MODES",
     "OPTIONS",
     "REPORT_NEXT_TO_OUTPUT",
     "SHADER_DOMAIN",
     "TARGET_NAMES",
     "Option",
     "UsageError",
-    "check_value",
     "compile_values",
     "flag",
     "options_of",
@@ -60,6 +58,10 @@ COLOUR_MODES = ("auto", "always", "never")
 
 DIAGNOSTICS_FORMATS = ("text", "sarif")
 """How errors and warnings are written (``--diagnostics-format``)."""
+
+NARROWING_MODES = ("none", "full", "partial")
+"""The values of ``--type-narrowing``: ``none`` keeps the model's types (the passes of
+:mod:`vgfc.passes.narrow` do the other two)."""
 
 REPORT_NEXT_TO_OUTPUT = ""
 """The value of ``--report`` given without a FILE: each report goes next to its VGF."""
@@ -376,6 +378,20 @@ OPTIONS: tuple[Option, ...] = (
         off=True,
     ),
     Option(
+        "type_narrowing",
+        ("--type-narrowing",),
+        "Make the model's FP32 tensors and constants FP16, as the reference converter does "
+        "(docs/commands.md): full also makes the accumulators of convolutions and AVG_POOL2D "
+        "FP16, partial keeps them FP32. The VGF's FP32 inputs and outputs become FP16. "
+        "'vgfc verify --type-narrowing MODE' shows what it costs in error.",
+        kind="choice",
+        default="none",
+        choices=NARROWING_MODES,
+        metavar="none|full|partial",
+        into="type_narrowing",
+        show_default=True,
+    ),
+    Option(
         "replicated_composites",
         ("--disable-replicated-composites",),
         "Fail when the result uses VK_EXT_shader_replicated_composites (vgfc cannot avoid it).",
@@ -506,88 +522,3 @@ def compile_values(command: str, params: Mapping[str, Any]) -> dict[str, Any]:
         o.name: (not params[o.param]) if o.off else params[o.param]
         for o in options_of(command, compiling=True)
     }
-
-
-def _several(name: str, value: Any) -> tuple[Any, ...]:
-    """A value given any number of times: one string or path is one value, not its characters."""
-    if isinstance(value, str | bytes | os.PathLike):
-        return (value,)
-    if isinstance(value, Mapping):
-        return tuple(value.items())
-    try:
-        return tuple(value)
-    except TypeError:
-        raise UsageError(f"{name}: {value!r} is not one value or a list of them") from None
-
-
-def check_value(option: Option, value: Any) -> Any:
-    """``value`` of a compile option as the compile takes it, checked as the command line
-    checks it; :class:`UsageError` names the option and says what is wrong."""
-    name, kind = option.name, option.kind
-    if kind == "flag":
-        if not isinstance(value, bool):
-            raise UsageError(f"{name} must be True or False, not {value!r}")
-        return value
-    if kind == "choice":
-        if value not in option.choices:
-            raise UsageError(f"{name} must be one of {', '.join(option.choices)}, not {value!r}")
-        return value
-    if kind == "count":
-        top = option.maximum
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int)
-            or value < 0
-            or (top is not None and value > top)
-        ):
-            most = f" and at most {top}" if top is not None else ""
-            raise UsageError(f"{name} must be a whole number, 0 or more{most}, not {value!r}")
-        return value
-    if kind == "seconds":
-        try:
-            seconds = float(value)
-        except (TypeError, ValueError):
-            seconds = math.nan
-        if math.isnan(seconds) or seconds < 0:
-            raise UsageError(f"{name} must be 0 or more seconds, not {value!r}")
-        return seconds
-    items = _several(name, value)
-    if kind == "warnings":
-        from vgfc.warning_names import spec_problem
-
-        for item in items:
-            problem = spec_problem(item)
-            if problem is not None:
-                raise UsageError(problem)
-        return items
-    if kind == "names":
-        for item in items:
-            if not isinstance(item, str | os.PathLike) or not os.fspath(item):
-                raise UsageError(f"{name}: {item!r} is not a file or a bundled library's name")
-        return tuple(os.fspath(item) for item in items)
-    if kind == "dirs":
-        for item in items:
-            if not isinstance(item, str | os.PathLike) or not os.path.isdir(item):
-                raise UsageError(f"{name}: {item!r} is not a directory")
-        return tuple(os.fspath(item) for item in items)
-    if kind == "defines":
-        pairs = []
-        for item in items:
-            if isinstance(item, str):
-                key, text = item.partition("=")[::2]
-            elif isinstance(item, tuple) and len(item) == 2:
-                key, text = item
-            else:
-                raise UsageError(f"{name}: {item!r} is not NAME, NAME=VALUE or (NAME, VALUE)")
-            if not isinstance(key, str) or not key.isidentifier():
-                raise UsageError(f"'{key}={text}' is not NAME or NAME=VALUE")
-            pairs.append((key, str(text) or "1"))
-        return tuple(pairs)
-    if kind == "opcodes":
-        from vgfc.custom_calls import parse_opcodes
-
-        try:
-            return parse_opcodes(items, refused=SHADER_DOMAIN)
-        except ValueError as e:
-            raise UsageError(f"{name}: {e}") from None
-    raise AssertionError(f"{name}: {kind} is not a compile option's kind")

@@ -7,8 +7,9 @@ through ``MODEL_CONVERTER_PATH``, checks ``--version`` (it wants ``x.y.z`` >= 0.
 
 The reference converter's other options are accepted. Those vgfc already satisfies pass
 silently (``--require-static-shape``); ``--tosa-flatbuffer`` writes the flatbuffer of the model
-read, as ``vgfc translate`` does; ``--experimental-analysis``, ``--emit-debug-info``,
-``--custom-op-domain-to-opcode`` and ``--enable-bespoke`` are entries of the option table, as in
+read, as ``vgfc translate`` does; ``--type-narrowing``, ``--experimental-analysis``,
+``--emit-debug-info``, ``--custom-op-domain-to-opcode`` and ``--enable-bespoke`` are entries of
+the option table, as in
 ``vgfc compile``; those with no meaning for vgfc yet (``--dump-mlir``,
 ``--tosa-flatbuffer-schema``) are ignored with a one-line note on stderr;
 ``--disable-replicated-composites`` is honoured by refusing a result that uses them, since vgfc
@@ -129,12 +130,6 @@ def _note(text: str) -> None:
     is_flag=True,
     help="Always so in vgfc: a dynamic shape is an error.",
 )
-@click.option(
-    "--type-narrowing",
-    default="none",
-    metavar="VAR",
-    help="Only 'none': vgfc keeps the model's element types.",
-)
 @declare("model-converter")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @handle_errors
@@ -144,7 +139,6 @@ def model_converter(
     tosa_flatbuffer: bool,
     analysis: bool,
     require_static_shape: bool,
-    type_narrowing: str,
     options: Options,
     debug: bool,
     **ignored: object,
@@ -163,8 +157,6 @@ def model_converter(
         if value:
             option, why = _NO_MEANING[name]
             _note(f"{option} ignored: {why}")
-    if type_narrowing.lower() != "none":
-        _note(f"--type-narrowing {type_narrowing} ignored: vgfc keeps the model's element types")
     if tosa_flatbuffer:
         from vgfc.cli.translate import write_flatbuffer
 

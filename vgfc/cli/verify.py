@@ -105,6 +105,7 @@ def verify(
     \b
     vgfc verify model.tosa                          random inputs, automatic oracle
     vgfc verify model.tosa -i x=x.npy -e y=y.npy    your inputs and expected outputs
+    vgfc verify --type-narrowing full model.tosa    what FP16 narrowing costs
     """
     from vgfc.cli.progress import progress
     from vgfc.cli.run import load_array, parse_pairs, read_push_data
@@ -157,9 +158,19 @@ def verify(
             on_stage=say,
             reference_imports=allow_reference_imports,
         )
+    narrowing = options.type_narrowing
     if as_json:
-        click.echo(json.dumps(_verdict_json(model, verdict), indent=2))
+        document = _verdict_json(model, verdict)
+        document["type_narrowing"] = narrowing
+        click.echo(json.dumps(document, indent=2))
     else:
+        if narrowing != "none":
+            # The oracle runs the model as the file has it: each output's error is what
+            # narrowing cost (the inputs are the FP16 values both runs read).
+            click.echo(
+                f"narrowed to FP16 (--type-narrowing {narrowing}): each output against the FP32 "
+                "model; --atol/--rtol set the error you accept"
+            )
         _print(model, verdict)
     _exit(model, verdict, quiet=as_json)
 

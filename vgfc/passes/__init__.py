@@ -9,6 +9,9 @@ compile report lists (``passes``). The spine (:mod:`vgfc.compiler`) runs them wi
   (:mod:`vgfc.control_flow`). It must run: nothing after it lowers control flow.
 - ``fold``: operators whose inputs are all constants, evaluated now, exactly as the TOSA
   reference model would (:mod:`vgfc.passes.fold`, :mod:`vgfc.passes.evaluate`).
+- ``type-narrowing``: FP32 values and constants made FP16 (``--type-narrowing full|partial``,
+  :mod:`vgfc.passes.narrow`). It runs under ``-O0`` too, when asked for; ``none`` (the default)
+  changes nothing.
 - ``simplify``: operators that compute nothing (IDENTITY, a RESHAPE to the same shape, a
   TRANSPOSE by the identity, ...) removed, and RESHAPE of RESHAPE, TRANSPOSE of TRANSPOSE
   composed (:mod:`vgfc.passes.simplify`).
@@ -16,7 +19,8 @@ compile report lists (``passes``). The spine (:mod:`vgfc.compiler`) runs them wi
   one (:mod:`vgfc.passes.dedupe`).
 - ``dead-code``: operators whose results nothing reads removed (:mod:`vgfc.passes.dead`).
 
-``-O0`` (``Options.optimize`` false) runs only the passes that must run. No pass removes,
+``-O0`` (``Options.optimize`` false) runs only the passes that must run. Each pass is given
+the graph and the :class:`Settings` of the compile. No pass removes,
 duplicates or changes a CUSTOM operator or renames what one reads, and graph inputs and outputs
 keep their names and shapes.
 """
@@ -26,32 +30,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from vgfc.ir import Graph
+from vgfc.passes.records import Rewrite, Rewritten, Settings
 from vgfc.record import record
 
-__all__ = ["PASSES", "Pass", "Rewrite", "Rewritten", "run_passes"]
-
-
-@record
-class Rewrite:
-    """One operator a pass changed."""
-
-    pass_name: str
-    op: int
-    """The op's index in the file (:attr:`vgfc.ir.Operator.file_index`)."""
-    kind: str
-    """The op's TOSA name (``RESHAPE``)."""
-    action: str
-    """``folded`` (made a constant), ``removed``, ``replaced`` (by another op's result or a
-    composed op), ``written out`` (control flow)."""
-    why: str = ""
-
-
-@record
-class Rewritten:
-    """What a pass returns: the new graph and what it changed."""
-
-    graph: Graph
-    rewrites: tuple[Rewrite, ...] = ()
+__all__ = ["PASSES", "Pass", "Rewrite", "Rewritten", "Settings", "run_passes"]
 
 
 @record
@@ -59,12 +41,12 @@ class Pass:
     """One named pass."""
 
     name: str
-    run: Callable[[Graph], Rewritten]
+    run: Callable[[Graph, Settings], Rewritten]
     required: bool = False
     """Runs under ``-O0`` too: the stages after it cannot do without it."""
 
 
-def _control_flow(graph: Graph) -> Rewritten:
+def _control_flow(graph: Graph, settings: Settings) -> Rewritten:
     from vgfc.control_flow import has_control_flow, inline_control_flow
 
     if len(graph.regions) == 1 or not has_control_flow(graph):
@@ -77,25 +59,33 @@ def _control_flow(graph: Graph) -> Rewritten:
     return Rewritten(inline_control_flow(graph), rewrites)
 
 
-def _fold(graph: Graph) -> Rewritten:
+def _fold(graph: Graph, settings: Settings) -> Rewritten:
     from vgfc.passes.fold import fold
 
     return fold(graph)
 
 
-def _simplify(graph: Graph) -> Rewritten:
+def _narrow(graph: Graph, settings: Settings) -> Rewritten:
+    if settings.type_narrowing == "none":
+        return Rewritten(graph)
+    from vgfc.passes.narrow import narrow
+
+    return narrow(graph, settings.type_narrowing)
+
+
+def _simplify(graph: Graph, settings: Settings) -> Rewritten:
     from vgfc.passes.simplify import simplify
 
     return simplify(graph)
 
 
-def _dedupe(graph: Graph) -> Rewritten:
+def _dedupe(graph: Graph, settings: Settings) -> Rewritten:
     from vgfc.passes.dedupe import dedupe
 
     return dedupe(graph)
 
 
-def _dead_code(graph: Graph) -> Rewritten:
+def _dead_code(graph: Graph, settings: Settings) -> Rewritten:
     from vgfc.passes.dead import dead_code
 
     return dead_code(graph)
@@ -104,6 +94,7 @@ def _dead_code(graph: Graph) -> Rewritten:
 PASSES: tuple[Pass, ...] = (
     Pass("control-flow", _control_flow, required=True),
     Pass("fold", _fold),
+    Pass("type-narrowing", _narrow, required=True),
     Pass("simplify", _simplify),
     Pass("dedupe", _dedupe),
     Pass("dead-code", _dead_code),
@@ -111,14 +102,15 @@ PASSES: tuple[Pass, ...] = (
 """The passes in the order they run."""
 
 
-def run_passes(graph: Graph, optimize: bool = True) -> Rewritten:
+def run_passes(graph: Graph, optimize: bool = True, type_narrowing: str = "none") -> Rewritten:
     """``graph`` after every pass of :data:`PASSES` (only the required ones unless
     ``optimize``), and every rewrite in pass order."""
+    settings = Settings(optimize, type_narrowing)
     rewrites: list[Rewrite] = []
     for step in PASSES:
         if not (optimize or step.required):
             continue
-        done = step.run(graph)
+        done = step.run(graph, settings)
         graph = done.graph
         rewrites += done.rewrites
     return Rewritten(graph, tuple(rewrites))

@@ -7,8 +7,8 @@ results, and the operators that read or write a variable (it keeps state between
 from __future__ import annotations
 
 from vgfc.ir import Graph
-from vgfc.passes import Rewrite, Rewritten
 from vgfc.passes.edit import in_order, rebuild
+from vgfc.passes.records import Rewrite, Rewritten
 
 __all__ = ["dead_code"]
 

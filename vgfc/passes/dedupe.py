@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from vgfc.ir import Graph, Operator
-from vgfc.passes import Rewrite, Rewritten
 from vgfc.passes.edit import in_order, rebuild, renamed
+from vgfc.passes.records import Rewrite, Rewritten
 
 __all__ = ["dedupe"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from vgfc.ir import Data, Graph, Operator, Tensor
 from vgfc.limits import LIMITS
-from vgfc.passes import Rewrite, Rewritten
 from vgfc.passes.edit import in_order, rebuild
 from vgfc.passes.evaluate import FOLDABLE, evaluators
+from vgfc.passes.records import Rewrite, Rewritten
 from vgfc.record import replace
 
 __all__ = ["fold"]

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from vgfc.ir import Graph, Operator, Tensor
-from vgfc.passes import Rewrite, Rewritten
 from vgfc.passes.edit import in_order, rebuild, renamed
+from vgfc.passes.records import Rewrite, Rewritten
 from vgfc.record import replace
 
 __all__ = ["simplify"]

@@ -97,8 +97,8 @@ def _rescale() -> frozenset[tuple[DType, ...]]:
     return _rows(
         *(
             f"{i} {m} i8 {i} {o} -> {o}"
-            for i, m, o in itertools.product("i8 i16 i32 i48".split(), ("i16", "i32"),
-                                             "i8 i16 i32".split())
+            for i, m, o in itertools.product(["i8", "i16", "i32", "i48"], ("i16", "i32"),
+                                             ["i8", "i16", "i32"])
         )
     )  # fmt: skip
 

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from packaging.version import Version
 from paths import ROOT
+from reference_tools import vgf_dump
 from tosa_factory import Op as FbOp
 from tosa_factory import T, build, chain
 
@@ -131,8 +132,6 @@ def test_output_to_stdout_is_the_same_file(
 NOTES = [
     (["--dump-mlir"], "--dump-mlir ignored: vgfc has no MLIR passes"),
     (["--tosa-flatbuffer-schema", "s.fbs"], "--tosa-flatbuffer-schema ignored"),
-    (["--type-narrowing", "full"], "--type-narrowing full ignored"),
-    (["--type-narrowing=partial"], "--type-narrowing partial ignored"),
 ]
 
 
@@ -157,6 +156,42 @@ def test_options_vgfc_already_satisfies_pass_silently(tmp_path: Path, flags: lis
     tosa = executorch_input(tmp_path, "simple")
     run = converter(*flags, "-i", tosa, "-o", tmp_path / "out.vgf")
     assert (run.code, run.err) == (0, "")
+
+
+def _fp32_add_model(tmp_path: Path) -> Path:
+    path = tmp_path / "add.tosa"
+    c = T("c", (1, 64), data=np.linspace(-3, 1e5, 64, dtype=np.float32).reshape(1, 64))
+    ops = [FbOp("CONST", [], ["c"]), FbOp("ADD", ["x", "c"], ["y"])]
+    path.write_bytes(build([T("x", (1, 64)), c, T("y", (1, 64))], ops, ["x"], ["y"]))
+    return path
+
+
+@pytest.mark.parametrize("mode", ["full", "partial"])
+def test_type_narrowing_writes_what_vgfc_compile_writes(tmp_path: Path, mode: str) -> None:
+    """--type-narrowing is the option table's: the same VGF as ``vgfc compile``'s, narrowed."""
+    model = _fp32_add_model(tmp_path)
+    run = converter("--type-narrowing", mode, "-i", model, "-o", tmp_path / "mc.vgf")
+    assert (run.code, run.err) == (0, "")
+    vgfc = Path(sys.executable).parent / "vgfc"
+    out = tmp_path / "vgfc.vgf"
+    subprocess.run(
+        [str(vgfc), "compile", "-q", "--type-narrowing", mode, str(model), "-o", str(out)],
+        check=True,
+    )
+    assert (tmp_path / "mc.vgf").read_bytes() == out.read_bytes()
+    dump = json.loads(vgf_dump(out, tmp_path / "dump.json").read_text())
+    formats = {r["category"]: r["vk_format"] for r in dump["resources"]}
+    assert formats == dict.fromkeys(("INPUT", "OUTPUT", "CONSTANT"), "VK_FORMAT_R16_SFLOAT")
+
+
+@pytest.mark.parametrize("value", ["bogus", "", "FULL", "none "])
+def test_a_broken_type_narrowing_is_a_usage_error(tmp_path: Path, value: str) -> None:
+    out = tmp_path / "out.vgf"
+    run = converter("--type-narrowing", value, "-i", _fp32_add_model(tmp_path), "-o", out)
+    assert run.code == 2
+    assert len(run.err_lines) == 1 and "--type-narrowing" in run.err
+    assert "'none', 'full', 'partial'" in run.err
+    assert not out.exists()
 
 
 def _replicated_constant_model(tmp_path: Path) -> Path:

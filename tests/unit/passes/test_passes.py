@@ -237,7 +237,7 @@ def test_an_overflowing_add_or_a_graph_output_is_not_folded() -> None:
 
 
 def test_o0_runs_only_the_required_passes() -> None:
-    assert [p.name for p in PASSES if p.required] == ["control-flow"]
+    assert [p.name for p in PASSES if p.required] == ["control-flow", "type-narrowing"]
     assert run_passes(_int_chain(4), optimize=False).rewrites == ()
 
 
