@@ -66,6 +66,13 @@ def check_level(v: OpView) -> Iterator[Violation]:
 
 
 @functools.cache
+def _lowered() -> frozenset[str]:
+    from vgfc.spirv.tosa_ops import TOSA_LOWERINGS
+
+    return frozenset(TOSA_LOWERINGS)
+
+
+@functools.cache
 def _operand_names(op: str) -> tuple[str, ...]:
     from vgfc.spirv.tosa_ops import TOSA_LOWERINGS, signature
 
@@ -77,10 +84,15 @@ def violations(
     graph: Graph, op: Operator, regions: Mapping[str, Graph] | None = None
 ) -> Iterator[Violation]:
     """Every condition of the specification ``op`` breaks in ``graph`` (whose model's regions
-    are ``regions``, by default ``graph.blocks``)."""
+    are ``regions``, by default ``graph.blocks``). An operator with more or fewer operands than
+    its instruction takes raises :class:`InputError` first (:func:`check_operand_counts`)."""
     rules = RULES.get(op.op)
     if rules is None:
         return  # a structural op (CONST, CUSTOM) or one of the 1.1 draft's
+    if op.op in _lowered():
+        from vgfc.spirv.tosa_ops import check_operand_counts
+
+        check_operand_counts(op)  # raises: the rules read the operands the grammar names
     v = OpView(graph, op, _operand_names(op.op), regions)
     yield from check_level(v)
     for rule in rules:
@@ -93,7 +105,14 @@ def spec_errors(graph: Graph, *, first_only: bool = False) -> list[InputError]:
     errors: list[InputError] = []
     for g in (graph, *graph.blocks.values()):
         for op in g.operators:
-            for found in violations(g, op, graph.blocks):
+            try:
+                found_all = list(violations(g, op, graph.blocks))
+            except InputError as e:  # too few or too many operands: nothing else is read
+                errors.append(InputError(e.message, e.location.merged(g.where(op))))
+                if first_only:
+                    return errors
+                continue
+            for found in found_all:
                 errors.append(
                     InputError(
                         f"{found.message} [{found.kind}]",

@@ -127,7 +127,6 @@ def test_transposes_compose_and_reshapes_chain_into_one() -> None:
         ("SLICE", ["s", "n"], {"s": ((2,), DType.SHAPE, [0, 0]), "n": ((2,), DType.SHAPE, [2, 3])}),
         ("TILE", ["m"], {"m": ((2,), DType.SHAPE, [1, 1])}),
         ("RESHAPE", ["r"], {"r": ((2,), DType.SHAPE, [2, 3])}),
-        ("CAST", [], {}),
     ],
 )
 def test_a_no_op_layout_change_is_removed(
