@@ -95,19 +95,22 @@ def _read(done: Compilation, request: Request) -> Produced:
 
 
 def _verify(done: Compilation, request: Request) -> Produced:
+    from vgfc.passthrough import copy_passthrough_outputs
     from vgfc.verify import verify
 
-    graph = done.graph
-    assert graph is not None
+    assert done.graph is not None
+    # An output that is an input gets a value of its own before anything else looks.
+    graph = copy_passthrough_outputs(done.graph)
     order = verify(graph)
     # Every ERROR_IF of the specification: compile stops at the first, check reports them all.
     from vgfc.verify.spec import spec_errors
 
     errors = spec_errors(graph, first_only=not request.keep_going)
     if errors:
-        return {"order": order, "diagnostics": _errors_or_raise(list(errors), request.keep_going)}
+        found = _errors_or_raise(list(errors), request.keep_going)
+        return {"graph": graph, "order": order, "diagnostics": found}
     if len(graph.regions) == 1:
-        return {"order": order}  # no region for control flow to run (verify holds them)
+        return {"graph": graph, "order": order}  # no region for control flow to run
     # Control flow, written out as plain operators (and the result held to the same checks).
     from vgfc.control_flow import inline_control_flow
 
