@@ -144,7 +144,8 @@ def judge(tosa: Path, seed: int) -> dict[str, Any]:
             try:
                 outputs[name] = run(vgf, arrays)
             except Exception as e:  # a runner failure is a result, whatever raised it
-                result[name] = {"class": "run-error", "error": _short(str(e))}
+                said = str(e).replace(f"{tmp}/", "")  # no temporary folder in the tables
+                result[name] = {"class": "run-error", "error": _short(said)}
                 continue
         if verdict != "ok":
             result[name] = {"class": "ran", "error": ""}
