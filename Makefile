@@ -147,3 +147,19 @@ test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF 
 	$(EXECUTORCH_VENV)/bin/python scripts/export_executorch_shader_payloads.py $(EXECUTORCH_OUT)/shader-payloads \
 	  --glslc "$$($(PY) -c 'import pathlib, scenario_runner; print(pathlib.Path(scenario_runner.__file__).parent / "binaries/bin/glslc")')"
 	VGFC_EXECUTORCH_SHADER_PAYLOADS=$(CURDIR)/$(EXECUTORCH_OUT)/shader-payloads $(PY) -m pytest -q tests/e2e/test_executorch_shader_payloads.py
+
+# ExecuTorch 1.5.1's own Arm VGF tests (backends/arm/test in the wheel), unchanged, with vgfc
+# behind MODEL_CONVERTER_PATH; every TOSA file they hand it is then compiled by vgfc and the
+# reference converter, run on lavapipe and compared with tosa_reference_model. The whole suite
+# takes hours here: SUITE_SAMPLE=300 SUITE_SEED=1 picks a seeded sample (every operator file
+# once). Not part of `make test`; docs/executorch-suite.md holds the last sample's tables.
+SUITE_OUT := build/executorch-suite
+SUITE_SAMPLE ?=
+SUITE_SEED ?= 1
+
+.PHONY: test-executorch-suite
+test-executorch-suite: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's own VGF tests through vgfc, each converter input checked against the reference converter (SUITE_SAMPLE=N SUITE_SEED=S for a sample)
+	$(EXECUTORCH_VENV)/bin/python scripts/executorch_suite.py run $(SUITE_OUT) \
+	  $(if $(SUITE_SAMPLE),--sample $(SUITE_SAMPLE) --seed $(SUITE_SEED))
+	$(PY) scripts/executorch_suite.py compare $(SUITE_OUT) --results $(SUITE_OUT)/results.json \
+	  --table $(if $(SUITE_SAMPLE),docs/executorch-suite.md,$(SUITE_OUT)/executorch-suite.md)

@@ -96,17 +96,20 @@ def _read(done: Compilation, request: Request) -> Produced:
 
 
 def _verify(done: Compilation, request: Request) -> Produced:
+    from vgfc.passthrough import copy_passthrough_outputs
     from vgfc.verify.spec import spec_errors
     from vgfc.verify.structure import verify
 
-    graph = done.graph
-    assert graph is not None
+    assert done.graph is not None
+    # An output that is an input gets a value of its own before anything else looks.
+    graph = copy_passthrough_outputs(done.graph)
     order = verify(graph)
     # Every ERROR_IF of the specification: compile stops at the first, check reports them all.
     errors = spec_errors(graph, first_only=not request.keep_going)
     if errors:
-        return {"order": order, "diagnostics": _errors_or_raise(list(errors), request.keep_going)}
-    return {"order": order}
+        found = _errors_or_raise(list(errors), request.keep_going)
+        return {"graph": graph, "order": order, "diagnostics": found}
+    return {"graph": graph, "order": order}
 
 
 def _passes(done: Compilation, request: Request) -> Produced:

@@ -373,6 +373,10 @@ class Graph:
     """The first block of every region but the main one, by region name, where the main block
     has control flow (:data:`REGION_ATTRS`); empty otherwise. Region names are the file's, so
     a block's own control-flow ops find their regions here too."""
+    output_names: tuple[str, ...] = ()
+    """What the model calls its outputs, one per :attr:`outputs` entry, where a stage gave an
+    output a tensor of its own (:mod:`vgfc.passthrough`); empty while :attr:`outputs` are
+    those names. The VGF names its sequence outputs from these."""
 
     def where(self, op: Operator | None = None) -> Location:
         return op.where(self.source) if op is not None else Location(file=self.source)

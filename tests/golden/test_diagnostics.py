@@ -117,10 +117,6 @@ CASES = [
     Case("verify-cycle", _file("m.tosa", READER["cycle"])),
     Case("verify-two-writers", _file("m.tosa", READER["two writers"])),
     Case("verify-missing-region", _file("m.tosa", READER["missing region"])),
-    Case(
-        "verify-output-is-input",
-        _one_op([Op("ABS", ["x"], ["y"])], [T("x"), T("y")], ["x"], ["x"]),
-    ),
     # -- implementation_attrs: the payload ---------------------------------------------------------
     Case("attrs-missing", _raw_attrs(b"")),
     Case("attrs-not-json", _raw_attrs(b'{"entry_point": "main",}')),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 
-from vgfc.diagnostics import InputError, UnsupportedError
+from vgfc.diagnostics import InputError
 from vgfc.ir import REGION_ATTRS, DType, Graph, Operator
 
 __all__ = ["data_producers", "topological_order", "verify"]
@@ -33,13 +33,6 @@ def verify(graph: Graph) -> tuple[int, ...]:
     if len(set(graph.inputs)) != len(graph.inputs):
         dup = next(n for n in graph.inputs if graph.inputs.count(n) > 1)
         raise InputError("tensor is listed twice as a graph input", where, tensor=dup)
-    for name in graph.outputs:
-        if name in graph.inputs:
-            raise UnsupportedError(
-                "a graph output that is also a graph input is not supported: nothing computes it",
-                where,
-                tensor=name,
-            )
 
     defined_by: dict[str, Operator | None] = dict.fromkeys(graph.inputs)
     for op in graph.operators:

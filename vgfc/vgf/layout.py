@@ -190,8 +190,9 @@ class _Layout:
             partition=p.id,
         )
 
-    def interface(self, name: str) -> Interface:
-        """A sequence input or output, bound to the first resource that holds the value."""
+    def interface(self, name: str, shown: str | None = None) -> Interface:
+        """A sequence input or output, bound to the first resource that holds the value;
+        named ``shown`` where the model calls it so (the tensor's name otherwise)."""
         first = next(
             (
                 i
@@ -202,7 +203,7 @@ class _Layout:
         )
         if first is None:  # an input nothing reads still gets its place in the sequence
             first = self.resource(name, self.graph_view(name))
-        return Interface(name, self.bindings[name], first)
+        return Interface(name if shown is None else shown, self.bindings[name], first)
 
 
 def _modules(
@@ -261,7 +262,8 @@ def layout(
         segments.append(segment)
     modules = _modules(plan, lowered, keep_source)
     inputs = tuple(state.interface(n) for n in graph.inputs)
-    outputs = tuple(state.interface(n) for n in graph.outputs)
+    shown = graph.output_names or graph.outputs
+    outputs = tuple(state.interface(n, s) for n, s in zip(graph.outputs, shown, strict=True))
     return Model(
         modules=modules,
         segments=tuple(segments),

@@ -1,0 +1,165 @@
+"""scripts/executorch_suite.py and its converter wrapper, without ExecuTorch: the sample it
+picks, the files it keeps, pytest's verdicts it reads back and the tolerances it judges by."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from paths import ROOT
+from tosa_factory import chain
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import _executorch_suite_compare as compare
+import executorch_suite as suite
+import executorch_suite_converter as wrapper
+
+NODES = [
+    f"ops/test_{op}.py::test_{op}_vgf_{k}[case{i}]" for op in "abc" for k in "xy" for i in range(5)
+]
+
+
+def test_the_sample_has_every_file_and_is_the_same_for_the_same_seed() -> None:
+    picked = suite.sample(NODES, 10, seed=4)
+    assert len(picked) == 10 and len(set(picked)) == 10
+    assert {n.split("::")[0] for n in picked} == {n.split("::")[0] for n in NODES}
+    assert picked == suite.sample(NODES, 10, seed=4)
+    assert picked != suite.sample(NODES, 10, seed=5)
+    assert len(suite.sample(NODES, 1, seed=4)) == 3  # one per file, whatever the size
+    assert sorted(suite.sample(NODES, 10_000, seed=4)) == sorted(NODES)
+
+
+@pytest.mark.parametrize(
+    ("test", "folder"),
+    [
+        ("a/ops/test_add.py::test_add_vgf[4d x/y] (call)", "test_add__test_add_vgf[4d_x_y]"),
+        ("test_add.py::test_add_vgf", "test_add__test_add_vgf"),
+        ("unknown", "unknown"),
+        ("m.py::t[" + "x" * 300 + "]", ("m__t[" + "x" * 300)[:200]),
+    ],
+)
+def test_a_test_names_its_folder(test: str, folder: str) -> None:
+    assert wrapper.folder_name(test) == folder
+
+
+def _wrap(tmp_path: Path, args: list[str], keep: bool = True) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTEST_CURRENT_TEST="ops/test_abs.py::test_abs_vgf[x] (call)")
+    env.pop("VGFC_SUITE_KEEP", None)
+    if keep:
+        env["VGFC_SUITE_KEEP"] = str(tmp_path / "keep")
+    script = ROOT / "scripts" / "executorch_suite_converter.py"
+    return subprocess.run(
+        [sys.executable, str(script), *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_wrapper_keeps_each_input_and_converts_it(tmp_path: Path) -> None:
+    model = tmp_path / "in.tosa"
+    model.write_bytes(chain(2))
+    for n in range(2):
+        done = _wrap(tmp_path, ["-i", str(model), "-o", str(tmp_path / f"{n}.vgf")])
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / f"{n}.vgf").read_bytes()[:4] == b"VGF1"
+    folder = tmp_path / "keep" / "test_abs__test_abs_vgf[x]"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "call-0.json",
+        "call-0.tosa",
+        "call-1.json",
+        "call-1.tosa",
+    ]
+    assert (folder / "call-1.tosa").read_bytes() == model.read_bytes()
+    assert json.loads((folder / "call-0.json").read_text())["returncode"] == 0
+
+
+def test_the_wrapper_records_a_refusal_and_passes_its_exit_code_on(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.tosa"
+    empty.write_bytes(b"")
+    done = _wrap(tmp_path, ["-i", str(empty), "-o", str(tmp_path / "out.vgf")])
+    assert done.returncode == 1 and "file is empty" in done.stderr
+    said = json.loads((tmp_path / "keep" / "test_abs__test_abs_vgf[x]" / "call-0.json").read_text())
+    assert said["returncode"] == 1 and "file is empty" in said["stderr"]
+    assert not (tmp_path / "out.vgf").exists()
+
+
+def test_without_a_keep_folder_or_an_input_the_wrapper_only_converts(tmp_path: Path) -> None:
+    done = _wrap(tmp_path, ["--version"])
+    assert done.returncode == 0 and json.loads(done.stdout)["version"]
+    missing = _wrap(tmp_path, ["-i", str(tmp_path / "absent.tosa"), "-o", str(tmp_path / "o.vgf")])
+    assert missing.returncode != 0 and not (tmp_path / "keep").exists()
+
+
+def test_pytest_verdicts_are_read_back_by_folder(tmp_path: Path) -> None:
+    xml = tmp_path / "pytest.xml"
+    xml.write_text(
+        "<testsuites><testsuite>"
+        '<testcase classname="executorch.backends.arm.test.ops.test_abs" name="test_a[x]">'
+        f'<failure message="FileNotFoundError: {suite.NO_RUNTIME} or executor_runner">tb'
+        "</failure></testcase>"
+        '<testcase classname="executorch.backends.arm.test.ops.test_abs" name="test_b">'
+        '<failure message="RuntimeError: Vgf compiler failed.">tb</failure></testcase>'
+        '<testcase classname="x.test_c" name="test_c"><skipped message="no MXFP"/></testcase>'
+        '<testcase classname="x.test_d" name="test_d"/>'
+        "</testsuite></testsuites>"
+    )
+    assert suite.outcomes(xml) == {
+        "test_abs__test_a[x]": {
+            "outcome": "converted",
+            "message": f"FileNotFoundError: {suite.NO_RUNTIME} or executor_runner",
+        },
+        "test_abs__test_b": {"outcome": "failure", "message": "RuntimeError: Vgf compiler failed."},
+        "test_c__test_c": {"outcome": "skipped", "message": "no MXFP"},
+        "test_d__test_d": {"outcome": "passed", "message": ""},
+    }
+
+
+def test_a_sample_of_none_is_a_usage_error() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "executorch_suite.py"),
+            "run",
+            "x",
+            "--sample",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "--sample must be at least 1" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("got", "want", "why"),
+    [
+        (np.array([3, 5], np.int8), np.array([4, 5], np.int8), None),
+        (np.array([2, 5], np.int8), np.array([4, 5], np.int8), "integers differ by up to 2"),
+        (np.array([200], np.uint8), np.array([-56], np.int8), None),  # the same bits
+        (np.float32([1.0005, 2]), np.float32([1, 2]), None),
+        (np.float32([1.01, 2]), np.float32([1, 2]), "max abs error 0.01 (float32)"),
+        (np.float32([np.nan, 1]), np.float32([np.nan, 1]), None),
+        (np.float32([np.nan, 1]), np.float32([1, 1]), "NaN at other places"),
+        (np.float32([np.inf]), np.float32([-np.inf]), "+inf at other places"),
+        (np.float16([1.005]), np.float16([1]), None),
+        (np.float32([1, 2, 3]), np.float32([1, 2]), "shape [3], expected [2]"),
+    ],
+)
+def test_outputs_are_judged_by_the_suites_tolerances(
+    got: np.ndarray, want: np.ndarray, why: str | None
+) -> None:
+    assert compare.disagreement(got, want) == why
+
+
+def test_a_plain_model_passes_with_both_converters(stack, reference_model, tmp_path: Path) -> None:
+    model = tmp_path / "call-0.tosa"
+    model.write_bytes(chain(3))
+    found = compare.judge(model, seed=0)
+    assert found["oracle"] == "ok"
+    assert found["vgfc"] == {"class": "pass", "error": ""}
+    assert found["reference"] == {"class": "pass", "error": ""}
+    assert found["same"] is True
