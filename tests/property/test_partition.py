@@ -16,7 +16,9 @@ from partition_checks import brute_force_minimum, check_plan, dags
 from vgfc.ir import Graph
 from vgfc.partition import partition, program_order_count
 from vgfc.record import replace
-from vgfc.verify import verify
+# Random DAGs of placeholder operators (an ADD of any arity): the graph's structure is what the
+# partitioner reads, not the specification's conditions on each operator.
+from vgfc.verify.structure import verify
 
 
 @settings(max_examples=400, deadline=None)
