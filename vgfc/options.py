@@ -392,6 +392,16 @@ OPTIONS: tuple[Option, ...] = (
         show_default=True,
     ),
     Option(
+        "dump_mlir",
+        ("--dump-mlir",),
+        "Print on standard error the model read as TOSA MLIR (tosa-opt prints the flatbuffer), "
+        "under the reference converter's 'IR Dump Before' header naming vgfc's first pass, "
+        "then after each pass that changed the graph one comment line per operator it "
+        "changed (docs/commands.md).",
+        default=False,
+        into="dump_mlir",
+    ),
+    Option(
         "replicated_composites",
         ("--disable-replicated-composites",),
         "Fail when the result uses VK_EXT_shader_replicated_composites (vgfc cannot avoid it).",

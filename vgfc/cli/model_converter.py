@@ -62,7 +62,6 @@ _NO_MEANING: dict[str, tuple[str, str]] = {
         "--tosa-flatbuffer-schema",
         "vgfc reads TOSA flatbuffers with the schema of its tosa-tools",
     ),
-    "dump_mlir": ("--dump-mlir", "vgfc has no MLIR passes"),
 }
 """Reference converter options that change nothing in vgfc: parameter -> (option, why)."""
 
@@ -124,7 +123,6 @@ def _note(text: str) -> None:
     help="The VGF file to write, atomically; '-' writes it to standard output.",
 )
 @click.option("--tosa-flatbuffer-schema", metavar="VAR", help="Ignored.")
-@click.option("--dump-mlir", is_flag=True, help="Ignored.")
 @click.option(
     "--require-static-shape",
     is_flag=True,

@@ -130,7 +130,6 @@ def test_output_to_stdout_is_the_same_file(
 
 
 NOTES = [
-    (["--dump-mlir"], "--dump-mlir ignored: vgfc has no MLIR passes"),
     (["--tosa-flatbuffer-schema", "s.fbs"], "--tosa-flatbuffer-schema ignored"),
 ]
 
