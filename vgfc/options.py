@@ -253,6 +253,16 @@ OPTIONS: tuple[Option, ...] = (
         commands=("model-converter",),
     ),
     Option(
+        "tosa_flatbuffer_schema",
+        ("--tosa-flatbuffer-schema",),
+        "With --tosa-flatbuffer, write the flatbuffer's JSON form instead, with this TOSA "
+        "flatbuffer schema (tosa.fbs), as the reference converter does; a file tosa-opt "
+        "cannot read as a schema is an error.",
+        kind="file",
+        metavar="VAR",
+        commands=("model-converter",),
+    ),
+    Option(
         "analysis",
         ("--analysis", "--experimental-analysis"),
         "Also print one line per operator: 'Successfully lowered: tosa.OP at LOC (op #N, graph "

@@ -53,6 +53,7 @@ __all__ = [
     "as_flatbuffer",
     "deserialize",
     "form",
+    "to_json",
     "translate",
     "translator",
 ]
@@ -181,6 +182,62 @@ def deserialize(flatbuffer: bytes | bytearray | memoryview | mmap.mmap, shown: s
         return out.read().decode("utf-8", errors="replace")
 
 
+def to_json(
+    flatbuffer: bytes | bytearray | memoryview | mmap.mmap,
+    schema: bytes,
+    shown: str,
+    schema_shown: str,
+) -> bytes:
+    """The JSON form of the TOSA flatbuffer ``flatbuffer``, written with the flatbuffer schema
+    ``schema`` (a ``tosa.fbs``'s bytes, ``schema_shown`` its name) by the translator
+    (``--tosa-serialize-json``): what the reference converter's ``--tosa-flatbuffer
+    --tosa-flatbuffer-schema FILE`` writes. Raises :class:`InputError` for a schema or a model
+    the translator refuses."""
+    import tempfile
+
+    with (
+        tempfile.TemporaryFile(prefix="vgfc-mlir-") as given,
+        tempfile.TemporaryFile(prefix="vgfc-mlir-") as rules,
+        tempfile.TemporaryFile(prefix="vgfc-mlir-") as out,
+    ):
+        given.write(flatbuffer)
+        given.flush()
+        rules.write(schema)
+        rules.flush()
+        try:
+            _run(
+                [
+                    "--tosa-deserialize",
+                    f"--tosa-deserialize-filename=/dev/fd/{given.fileno()}",
+                    "--tosa-serialize-json",
+                    f"--tosa-flatbuffer-filename=/dev/fd/{out.fileno()}",
+                    f"--tosa-flatbuffer-schema=/dev/fd/{rules.fileno()}",
+                    "-o",
+                    os.devnull,
+                ],
+                b"",
+                (given.fileno(), rules.fileno(), out.fileno()),
+                len(flatbuffer),
+                shown,
+                "writing the model as JSON",
+                {rules.fileno(): schema_shown},
+            )
+        except InputError as e:
+            if "schema file" in e.diagnostic.message:  # "Error loading/parsing ... schema file"
+                raise InputError(
+                    "not a TOSA flatbuffer schema tosa-opt can read", Location(file=schema_shown)
+                ) from None
+            raise
+        out.seek(0)
+        data = out.read()
+    if not data:
+        raise InputError(
+            "not a TOSA flatbuffer schema tosa-opt can write the model with",
+            Location(file=schema_shown),
+        )
+    return data
+
+
 def _run(
     arguments: list[str],
     data: bytes | bytearray | memoryview | mmap.mmap,
@@ -188,6 +245,7 @@ def _run(
     size: int,
     shown: str,
     doing: str,
+    names: dict[int, str] | None = None,
 ) -> None:
     """Run the translator, bounded, on ``data`` (its standard input) with ``arguments`` and
     the file descriptors ``fds`` passed on; ``size`` bytes of model set its memory limit;
@@ -224,8 +282,8 @@ def _run(
         raise InputError(f"cannot run tosa-opt: {e.strerror or e}", where) from None
     if done.returncode != 0:
         log = (done.stdout + done.stderr).decode("utf-8", errors="replace")
-        for fd in fds:  # the model has a name of its own
-            log = log.replace(f"/dev/fd/{fd}", shown)
+        for fd in fds:  # the files have names of their own
+            log = log.replace(f"/dev/fd/{fd}", (names or {}).get(fd, shown))
         raise _failure(done.returncode, log, shown, cpu, memory, doing)
 
 
@@ -269,7 +327,9 @@ def _failure(code: int, log: str, shown: str, cpu: float, memory: int, doing: st
             where,
         )
     how = f"signal {-code}" if code < 0 else f"exit status {code}"
-    last = next((ln.strip() for ln in reversed(log.splitlines()) if ln.strip()), "")
+    # tosa-tools' loaders say "Error loading ... file: NAME" before the pass's last words.
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    last = next((ln for ln in lines if ln.startswith("Error ")), lines[-1] if lines else "")
     return InputError(
         f"tosa-opt failed ({how})" + (f": {quote(last, LIMITS.message_length)}" if last else ""),
         where,
