@@ -67,6 +67,9 @@ class Options:
     type_narrowing: str = DEFAULTS["type_narrowing"]
     """``none``, ``full`` or ``partial``: FP32 made FP16 by the ``type-narrowing`` pass
     (:mod:`vgfc.passes.narrow`)."""
+    dump_mlir: bool = DEFAULTS["dump_mlir"]
+    """``--dump-mlir``: the model read printed as TOSA MLIR on standard error, and what each
+    pass changed (:mod:`vgfc.dump`)."""
     replicated_composites: bool = DEFAULTS["replicated_composites"]
     """Allow modules that need VK_EXT_shader_replicated_composites; off, such a module is an
     error (``vgfc-model-converter --disable-replicated-composites``)."""

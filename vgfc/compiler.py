@@ -90,9 +90,17 @@ def _errors_or_raise(errors: list[VgfcError], keep_going: bool) -> tuple[Diagnos
 
 
 def _read(done: Compilation, request: Request) -> Produced:
-    from vgfc.read import load
+    reads = (os.fspath(request.source),)
+    if not request.options.dump_mlir:
+        from vgfc.read import load
 
-    return {"graph": load(request.source), "reads": (os.fspath(request.source),)}
+        return {"graph": load(request.source), "reads": reads}
+    from vgfc.dump import dump_read
+    from vgfc.read.reader import load_with_flatbuffer
+
+    graph, flatbuffer = load_with_flatbuffer(request.source)
+    dump_read(flatbuffer, graph.source or reads[0], request.options.optimize)
+    return {"graph": graph, "reads": reads}
 
 
 def _verify(done: Compilation, request: Request) -> Produced:
@@ -119,6 +127,10 @@ def _passes(done: Compilation, request: Request) -> Produced:
     assert graph is not None
     options = request.options
     rewritten = run_passes(graph, options.optimize, options.type_narrowing)
+    if options.dump_mlir:
+        from vgfc.dump import dump_rewrites
+
+        dump_rewrites(rewritten.rewrites)
     if rewritten.graph is graph:
         return {}
     from vgfc.verify import verify

@@ -253,6 +253,16 @@ OPTIONS: tuple[Option, ...] = (
         commands=("model-converter",),
     ),
     Option(
+        "tosa_flatbuffer_schema",
+        ("--tosa-flatbuffer-schema",),
+        "With --tosa-flatbuffer, write the flatbuffer's JSON form instead, with this TOSA "
+        "flatbuffer schema (tosa.fbs), as the reference converter does; a file tosa-opt "
+        "cannot read as a schema is an error.",
+        kind="file",
+        metavar="VAR",
+        commands=("model-converter",),
+    ),
+    Option(
         "analysis",
         ("--analysis", "--experimental-analysis"),
         "Also print one line per operator: 'Successfully lowered: tosa.OP at LOC (op #N, graph "
@@ -390,6 +400,16 @@ OPTIONS: tuple[Option, ...] = (
         metavar="none|full|partial",
         into="type_narrowing",
         show_default=True,
+    ),
+    Option(
+        "dump_mlir",
+        ("--dump-mlir",),
+        "Print on standard error the model read as TOSA MLIR (tosa-opt prints the flatbuffer), "
+        "under the reference converter's 'IR Dump Before' header naming vgfc's first pass, "
+        "then after each pass that changed the graph one comment line per operator it "
+        "changed (docs/commands.md).",
+        default=False,
+        into="dump_mlir",
     ),
     Option(
         "replicated_composites",

@@ -5,13 +5,13 @@ instead. ExecuTorch's VGF backend (``executorch[vgf]`` 1.5.1, backends/arm/vgf) 
 through ``MODEL_CONVERTER_PATH``, checks ``--version`` (it wants ``x.y.z`` >= 0.10.0), runs
 ``[binary, *flags, "-i", X.tosa, "-o", X.tosa.vgf]`` and shows stderr when the exit code is not 0.
 
-The reference converter's other options are accepted. Those vgfc already satisfies pass
-silently (``--require-static-shape``); ``--tosa-flatbuffer`` writes the flatbuffer of the model
-read, as ``vgfc translate`` does; ``--type-narrowing``, ``--experimental-analysis``,
-``--emit-debug-info``, ``--custom-op-domain-to-opcode`` and ``--enable-bespoke`` are entries of
-the option table, as in
-``vgfc compile``; those with no meaning for vgfc yet (``--dump-mlir``,
-``--tosa-flatbuffer-schema``) are ignored with a one-line note on stderr;
+The reference converter's other options are accepted, none ignored. Those vgfc already
+satisfies pass silently (``--require-static-shape``); ``--tosa-flatbuffer`` writes the
+flatbuffer of the model read, as ``vgfc translate`` does (with ``--tosa-flatbuffer-schema``,
+its JSON form written with that schema, as the reference converter writes it);
+``--type-narrowing``, ``--experimental-analysis``, ``--emit-debug-info``, ``--dump-mlir``,
+``--custom-op-domain-to-opcode`` and ``--enable-bespoke`` are entries of the option table, as
+in ``vgfc compile``;
 ``--disable-replicated-composites`` is honoured by refusing a result that uses them, since vgfc
 has no switch for it.
 
@@ -57,15 +57,6 @@ _REPORTED_PACKAGES = (
 )
 """The packages whose versions shape vgfc's output, listed by ``--version``."""
 
-_NO_MEANING: dict[str, tuple[str, str]] = {
-    "tosa_flatbuffer_schema": (
-        "--tosa-flatbuffer-schema",
-        "vgfc reads TOSA flatbuffers with the schema of its tosa-tools",
-    ),
-    "dump_mlir": ("--dump-mlir", "vgfc has no MLIR passes"),
-}
-"""Reference converter options that change nothing in vgfc: parameter -> (option, why)."""
-
 
 def version_document() -> dict[str, object]:
     """What ``--version`` prints: the reference converter's JSON shape, ``version`` first."""
@@ -87,10 +78,6 @@ def _print_version(context: click.Context, _param: click.Parameter, value: bool)
         return
     click.echo(json.dumps(version_document(), indent=2))
     context.exit()
-
-
-def _note(text: str) -> None:
-    click.echo(f"{PROG}: note: {text}", err=True)
 
 
 @click.command(
@@ -123,8 +110,6 @@ def _note(text: str) -> None:
     default="-",
     help="The VGF file to write, atomically; '-' writes it to standard output.",
 )
-@click.option("--tosa-flatbuffer-schema", metavar="VAR", help="Ignored.")
-@click.option("--dump-mlir", is_flag=True, help="Ignored.")
 @click.option(
     "--require-static-shape",
     is_flag=True,
@@ -137,11 +122,11 @@ def model_converter(
     input_path: Path,
     output: str,
     tosa_flatbuffer: bool,
+    tosa_flatbuffer_schema: Path | None,
     analysis: bool,
     require_static_shape: bool,
     options: Options,
     debug: bool,
-    **ignored: object,
 ) -> None:
     """Compile a TOSA model (flatbuffer or MLIR) into a VGF file with vgfc, taking the command
     line of Arm's model-converter; for tools that run it, such as ExecuTorch's VGF backend
@@ -153,14 +138,12 @@ def model_converter(
     """
     from vgfc.compiler import ToFile, ToStream, compile_model
 
-    for name, value in ignored.items():
-        if value:
-            option, why = _NO_MEANING[name]
-            _note(f"{option} ignored: {why}")
+    if tosa_flatbuffer_schema is not None and not tosa_flatbuffer:
+        raise click.UsageError("--tosa-flatbuffer-schema is for --tosa-flatbuffer")
     if tosa_flatbuffer:
         from vgfc.cli.translate import write_flatbuffer
 
-        write_flatbuffer(input_path, output)
+        write_flatbuffer(input_path, output, schema=tosa_flatbuffer_schema)
         return
     sink: Sink
     if output == "-":

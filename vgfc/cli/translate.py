@@ -24,9 +24,12 @@ if TYPE_CHECKING:
 __all__ = ["translate", "write_flatbuffer"]
 
 
-def write_flatbuffer(model: Path, output: str | os.PathLike[str]) -> None:
+def write_flatbuffer(
+    model: Path, output: str | os.PathLike[str], schema: Path | None = None
+) -> None:
     """Read ``model`` (``-``: standard input) and write its TOSA flatbuffer to ``output``
-    (atomically; ``-``: standard output, refused when that is a terminal)."""
+    (atomically; ``-``: standard output, refused when that is a terminal); with ``schema`` (a
+    ``tosa.fbs``), the flatbuffer's JSON form written with it (:func:`vgfc.read.mlir.to_json`)."""
     from vgfc.cli.console import is_terminal
     from vgfc.diagnostics import InputError
     from vgfc.files.inputs import STDIN, STDIN_SHOWN
@@ -45,6 +48,12 @@ def write_flatbuffer(model: Path, output: str | os.PathLike[str]) -> None:
     data = load_flatbuffer(model)
     shown = STDIN_SHOWN if os.fspath(model) == STDIN else os.fspath(model)
     loads(data, source=shown)  # what vgfc cannot read is not written
+    if schema is not None:
+        from vgfc.files.inputs import map_input
+        from vgfc.read.mlir import to_json
+
+        rules = bytes(map_input(schema, what="TOSA flatbuffer schema"))
+        data = to_json(data, rules, shown, os.fspath(schema))
     if to_stdout:
         try:
             sys.stdout.buffer.write(data)

@@ -1,4 +1,5 @@
-"""The MLIR front end: TOSA MLIR (text or bytecode) -> a TOSA flatbuffer, through tosa-opt.
+"""The MLIR front end: TOSA MLIR (text or bytecode) -> a TOSA flatbuffer, through tosa-opt;
+and back (:func:`deserialize`), for ``--dump-mlir``.
 
 torch-mlir, IREE, onnx-mlir and TFLite's legalizer write TOSA as MLIR, and the reference
 converter reads it. vgfc does not parse MLIR itself: the tosa-tools wheel it already depends on
@@ -11,13 +12,15 @@ What a file is, is told by its content, never its name (:func:`form`): the flatb
 identifier ``TOSA`` at bytes 4 to 8, MLIR bytecode's magic ``ML\\xefR``, else MLIR text when the
 first bytes hold no NUL byte (a flatbuffer's first word, an offset, always does).
 
-How the translator runs (:func:`translate`):
+How the translator runs (:func:`translate`, :func:`deserialize`, one runner):
 
 - the program is found beside the installed tosa-tools package (its ``bin/``), not on PATH;
 - the MLIR goes in on standard input, already read and size-checked by
   :func:`vgfc.files.inputs.open_input` (a FIFO, a folder or an over-long file is refused before
   the translator starts); the flatbuffer comes back through an anonymous file (no name on disk,
-  so nothing survives the command, whether it ends by an error, Ctrl-C or SIGKILL);
+  so nothing survives the command, whether it ends by an error, Ctrl-C or SIGKILL); to print
+  a flatbuffer as MLIR, the flatbuffer goes in through such a file and the text comes back on
+  standard output;
 - it is bounded as a shader worker is: CPU time and address space (``setrlimit``, from
   :data:`vgfc.limits.LIMITS`), a wall-clock backstop far above the CPU time
   (:func:`vgfc.processes.backstop`), no core file, and it dies with vgfc;
@@ -48,7 +51,9 @@ __all__ = [
     "MLIR_TEXT",
     "PACKAGE",
     "as_flatbuffer",
+    "deserialize",
     "form",
+    "to_json",
     "translate",
     "translator",
 ]
@@ -117,59 +122,169 @@ def translate(data: bytes | bytearray | memoryview | mmap.mmap, shown: str) -> m
     names the input in diagnostics. Raises :class:`InputError` for anything the translator
     refuses, and when it passes its limits."""
     import mmap
-    import subprocess
     import tempfile
 
-    from vgfc.processes import backstop
-
-    where = Location(file=shown)
     if len(data) > LIMITS.mlir_bytes_max:
         raise InputError(
             f"{len(data)} bytes of MLIR, more than the {LIMITS.mlir_bytes_max} a model given as "
             "MLIR may have (mlir_bytes_max)",
-            where,
+            Location(file=shown),
         )
-    program = translator()
-    cpu = LIMITS.mlir_cpu_seconds_max
-    memory = LIMITS.mlir_memory_base + LIMITS.mlir_memory_per_byte * len(data)
     with tempfile.TemporaryFile(prefix="vgfc-mlir-") as out:
         fd = out.fileno()
-        command = [
-            str(program),
-            "-",
-            "--tosa-serialize",
-            f"--tosa-flatbuffer-filename=/dev/fd/{fd}",
-            "-o",
-            os.devnull,
-            "--mlir-disable-threading",  # one thread: CPU time is the translation's own
-        ]
-        try:
-            done = subprocess.run(
-                command,
-                input=data,
-                capture_output=True,
-                pass_fds=(fd,),
-                timeout=backstop(cpu),
-                check=False,
-                preexec_fn=_bounded(os.getpid(), cpu, memory),
-            )
-        except subprocess.TimeoutExpired:
-            raise InputError(
-                f"translating the MLIR took more than {backstop(cpu):g} s without ending", where
-            ) from None
-        except OSError as e:
-            raise InputError(f"cannot run tosa-opt: {e.strerror or e}", where) from None
-        log = done.stderr.decode("utf-8", errors="replace")
-        if done.returncode != 0:
-            raise _failure(done.returncode, log, shown, cpu, memory)
+        _run(
+            ["--tosa-serialize", f"--tosa-flatbuffer-filename=/dev/fd/{fd}", "-o", os.devnull],
+            data,
+            (fd,),
+            len(data),
+            shown,
+            "translating the MLIR",
+        )
         size = os.fstat(fd).st_size
         if size == 0:
             raise InputError(
                 "the MLIR holds no TOSA graph to read (tosa-opt serialises a function "
                 "'main' of TOSA operators)",
-                where,
+                Location(file=shown),
             )
         return mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+
+
+def deserialize(flatbuffer: bytes | bytearray | memoryview | mmap.mmap, shown: str) -> str:
+    """The TOSA MLIR text of the TOSA flatbuffer ``flatbuffer``, as the translator prints it
+    (``tosa-opt --tosa-deserialize`` on an empty module): the module the reference converter
+    reads from that file. ``shown`` names the model in diagnostics. Raises
+    :class:`InputError` when the translator cannot read it or passes its limits."""
+    import tempfile
+
+    # The flatbuffer goes in through an anonymous file and the module comes back through
+    # another (tosa-opt writes its notes on standard output): nothing with a name is left.
+    with (
+        tempfile.TemporaryFile(prefix="vgfc-mlir-") as given,
+        tempfile.TemporaryFile(prefix="vgfc-mlir-") as out,
+    ):
+        given.write(flatbuffer)
+        given.flush()
+        _run(
+            [
+                "--tosa-deserialize",
+                f"--tosa-deserialize-filename=/dev/fd/{given.fileno()}",
+                "-o",
+                f"/dev/fd/{out.fileno()}",
+            ],
+            b"",
+            (given.fileno(), out.fileno()),
+            len(flatbuffer),
+            shown,
+            "printing the model as MLIR",
+        )
+        out.seek(0)
+        return out.read().decode("utf-8", errors="replace")
+
+
+def to_json(
+    flatbuffer: bytes | bytearray | memoryview | mmap.mmap,
+    schema: bytes,
+    shown: str,
+    schema_shown: str,
+) -> bytes:
+    """The JSON form of the TOSA flatbuffer ``flatbuffer``, written with the flatbuffer schema
+    ``schema`` (a ``tosa.fbs``'s bytes, ``schema_shown`` its name) by the translator
+    (``--tosa-serialize-json``): what the reference converter's ``--tosa-flatbuffer
+    --tosa-flatbuffer-schema FILE`` writes. Raises :class:`InputError` for a schema or a model
+    the translator refuses."""
+    import tempfile
+
+    with (
+        tempfile.TemporaryFile(prefix="vgfc-mlir-") as given,
+        tempfile.TemporaryFile(prefix="vgfc-mlir-") as rules,
+        tempfile.TemporaryFile(prefix="vgfc-mlir-") as out,
+    ):
+        given.write(flatbuffer)
+        given.flush()
+        rules.write(schema)
+        rules.flush()
+        try:
+            _run(
+                [
+                    "--tosa-deserialize",
+                    f"--tosa-deserialize-filename=/dev/fd/{given.fileno()}",
+                    "--tosa-serialize-json",
+                    f"--tosa-flatbuffer-filename=/dev/fd/{out.fileno()}",
+                    f"--tosa-flatbuffer-schema=/dev/fd/{rules.fileno()}",
+                    "-o",
+                    os.devnull,
+                ],
+                b"",
+                (given.fileno(), rules.fileno(), out.fileno()),
+                len(flatbuffer),
+                shown,
+                "writing the model as JSON",
+                {rules.fileno(): schema_shown},
+            )
+        except InputError as e:
+            if "schema file" in e.diagnostic.message:  # "Error loading/parsing ... schema file"
+                raise InputError(
+                    "not a TOSA flatbuffer schema tosa-opt can read", Location(file=schema_shown)
+                ) from None
+            raise
+        out.seek(0)
+        data = out.read()
+    if not data:
+        raise InputError(
+            "not a TOSA flatbuffer schema tosa-opt can write the model with",
+            Location(file=schema_shown),
+        )
+    return data
+
+
+def _run(
+    arguments: list[str],
+    data: bytes | bytearray | memoryview | mmap.mmap,
+    fds: tuple[int, ...],
+    size: int,
+    shown: str,
+    doing: str,
+    names: dict[int, str] | None = None,
+) -> None:
+    """Run the translator, bounded, on ``data`` (its standard input) with ``arguments`` and
+    the file descriptors ``fds`` passed on; ``size`` bytes of model set its memory limit;
+    ``doing`` says what it does in errors. Raises :class:`InputError` when it fails."""
+    import subprocess
+
+    from vgfc.processes import backstop
+
+    where = Location(file=shown)
+    program = translator()
+    cpu = LIMITS.mlir_cpu_seconds_max
+    memory = LIMITS.mlir_memory_base + LIMITS.mlir_memory_per_byte * size
+    command = [
+        str(program),
+        "-",
+        *arguments,
+        "--mlir-disable-threading",  # one thread: CPU time is the translation's own
+    ]
+    try:
+        done = subprocess.run(
+            command,
+            input=data,
+            capture_output=True,
+            pass_fds=fds,
+            timeout=backstop(cpu),
+            check=False,
+            preexec_fn=_bounded(os.getpid(), cpu, memory),
+        )
+    except subprocess.TimeoutExpired:
+        raise InputError(
+            f"{doing} took more than {backstop(cpu):g} s without ending", where
+        ) from None
+    except OSError as e:
+        raise InputError(f"cannot run tosa-opt: {e.strerror or e}", where) from None
+    if done.returncode != 0:
+        log = (done.stdout + done.stderr).decode("utf-8", errors="replace")
+        for fd in fds:  # the files have names of their own
+            log = log.replace(f"/dev/fd/{fd}", (names or {}).get(fd, shown))
+        raise _failure(done.returncode, log, shown, cpu, memory, doing)
 
 
 def as_flatbuffer(
@@ -181,7 +296,7 @@ def as_flatbuffer(
     return data if kind in (None, FLATBUFFER) else translate(data, shown)
 
 
-def _failure(code: int, log: str, shown: str, cpu: float, memory: int) -> InputError:
+def _failure(code: int, log: str, shown: str, cpu: float, memory: int, doing: str) -> InputError:
     """The error of a translator that exited with ``code``, from its log."""
     for line in log.splitlines():
         found = _ERROR.match(line)
@@ -204,15 +319,17 @@ def _failure(code: int, log: str, shown: str, cpu: float, memory: int) -> InputE
         )
     where = Location(file=shown)
     if code in (-signal.SIGXCPU, -signal.SIGKILL):
-        return InputError(f"translating the MLIR exceeded {cpu:g} s of CPU time", where)
+        return InputError(f"{doing} exceeded {cpu:g} s of CPU time", where)
     if "out of memory" in log.lower() or "bad_alloc" in log:
         return InputError(
-            f"translating the MLIR exceeded {memory >> 20} MiB of memory "
-            "(mlir_memory_base + mlir_memory_per_byte per byte of MLIR)",
+            f"{doing} exceeded {memory >> 20} MiB of memory "
+            "(mlir_memory_base + mlir_memory_per_byte per byte of the model)",
             where,
         )
     how = f"signal {-code}" if code < 0 else f"exit status {code}"
-    last = next((ln.strip() for ln in reversed(log.splitlines()) if ln.strip()), "")
+    # tosa-tools' loaders say "Error loading ... file: NAME" before the pass's last words.
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    last = next((ln for ln in lines if ln.startswith("Error ")), lines[-1] if lines else "")
     return InputError(
         f"tosa-opt failed ({how})" + (f": {quote(last, LIMITS.message_length)}" if last else ""),
         where,

@@ -56,7 +56,14 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-__all__ = ["SUPPORTED_VERSIONS_TEXT", "is_supported", "load", "load_flatbuffer", "loads"]
+__all__ = [
+    "SUPPORTED_VERSIONS_TEXT",
+    "is_supported",
+    "load",
+    "load_flatbuffer",
+    "load_with_flatbuffer",
+    "loads",
+]
 
 SUPPORTED_VERSIONS_TEXT = "1.0.x (draft or not) and 1.1.0 draft"
 """TOSA versions vgfc reads: the ones the reference tools (model-converter, reference model)
@@ -84,6 +91,20 @@ def load(path: str | os.PathLike[str]) -> Graph:
     name = os.fspath(path)
     data = map_input(name, what="model", stdin=True)
     return loads(data, source=STDIN_SHOWN if name == STDIN else name)
+
+
+def load_with_flatbuffer(
+    path: str | os.PathLike[str],
+) -> tuple[Graph, bytes | bytearray | memoryview | mmap.mmap]:
+    """:func:`load`, and the TOSA flatbuffer the graph was read from (for MLIR, its
+    translation), the input read once (standard input cannot be read twice)."""
+    from vgfc.files.inputs import STDIN, STDIN_SHOWN, map_input
+    from vgfc.read.mlir import as_flatbuffer
+
+    name = os.fspath(path)
+    shown = STDIN_SHOWN if name == STDIN else name
+    data = as_flatbuffer(map_input(name, what="model", stdin=True), shown)
+    return loads(data, source=shown), data
 
 
 def load_flatbuffer(path: str | os.PathLike[str]) -> bytes:

@@ -129,24 +129,100 @@ def test_output_to_stdout_is_the_same_file(
     assert converter("-i", tosa).out == run.out  # -o defaults to '-', as in the reference
 
 
-NOTES = [
-    (["--dump-mlir"], "--dump-mlir ignored: vgfc has no MLIR passes"),
-    (["--tosa-flatbuffer-schema", "s.fbs"], "--tosa-flatbuffer-schema ignored"),
+def _installed_schema() -> Path:
+    from importlib import metadata
+
+    return Path(str(metadata.distribution("tosa-tools").locate_file(Path("bin") / "tosa.fbs")))
+
+
+def test_tosa_flatbuffer_schema_writes_the_json_form(tmp_path: Path) -> None:
+    out = tmp_path / "m.json"
+    run = converter(
+        "--tosa-flatbuffer",
+        "--tosa-flatbuffer-schema",
+        _installed_schema(),
+        "-i",
+        SAMPLES / "simple.tosa",
+        "-o",
+        out,
+    )
+    assert (run.code, run.err) == (0, "")
+    document = json.loads(out.read_bytes())
+    assert document["version"]["_major"] == 1
+    ops = [
+        op["op"]
+        for region in document["regions"]
+        for b in region["blocks"]
+        for op in b["operators"]
+    ]
+    assert "CUSTOM" in ops and "ADD" in ops
+
+
+def _garbage(tmp_path: Path) -> Path:
+    (tmp_path / "g.fbs").write_text("table {")
+    return tmp_path / "g.fbs"
+
+
+def _empty(tmp_path: Path) -> Path:
+    (tmp_path / "e.fbs").write_bytes(b"")
+    return tmp_path / "e.fbs"
+
+
+def _fifo(tmp_path: Path) -> Path:
+    os.mkfifo(tmp_path / "f.fbs")
+    return tmp_path / "f.fbs"
+
+
+BROKEN_SCHEMAS: list[tuple[str, Callable[[Path], Path], int, str]] = [
+    ("absent", lambda t: t / "none.fbs", 1, "cannot read the TOSA flatbuffer schema: no such file"),
+    ("directory", lambda t: t, 2, "is a directory"),
+    ("garbage", _garbage, 1, "not a TOSA flatbuffer schema tosa-opt can read"),
+    ("empty", _empty, 1, "not a TOSA flatbuffer schema tosa-opt can read"),
+    ("fifo", _fifo, 1, "FIFO"),
 ]
 
 
-@pytest.mark.parametrize(("flags", "note"), NOTES, ids=[" ".join(f) for f, _ in NOTES])
-def test_options_without_meaning_are_noted_once(
-    tmp_path: Path, vgfc_compiled: Callable[[str], bytes], flags: list[str], note: str
+@pytest.mark.parametrize(
+    ("make", "code", "message"), [b[1:] for b in BROKEN_SCHEMAS], ids=[b[0] for b in BROKEN_SCHEMAS]
+)
+def test_a_broken_schema_is_refused_and_nothing_written(
+    tmp_path: Path, make: Callable[[Path], Path], code: int, message: str
 ) -> None:
-    tosa = executorch_input(tmp_path, "simple")
-    vgf = tmp_path / "out.vgf"
-    run = converter(*flags, "-i", tosa, "-o", vgf)
-    assert run.code == 0, run.err
-    assert len(run.err_lines) == 1
-    assert run.err_lines[0].startswith("vgfc-model-converter: note: ")
-    assert note in run.err_lines[0]
-    assert vgf.read_bytes() == vgfc_compiled("simple")
+    out = tmp_path / "out" / "m.json"
+    out.parent.mkdir()
+    run = converter(
+        "--tosa-flatbuffer",
+        "--tosa-flatbuffer-schema",
+        make(tmp_path),
+        "-i",
+        SAMPLES / "simple.tosa",
+        "-o",
+        out,
+    )
+    assert run.code == code, run.err
+    assert len(run.err_lines) == 1 and message in run.err, run.err
+    assert "Traceback" not in run.err
+    assert list(out.parent.iterdir()) == []
+
+
+def test_schema_without_tosa_flatbuffer_is_a_usage_error(tmp_path: Path) -> None:
+    run = converter(
+        "--tosa-flatbuffer-schema",
+        _installed_schema(),
+        "-i",
+        SAMPLES / "simple.tosa",
+        "-o",
+        tmp_path / "m.vgf",
+    )
+    assert run.code == 2
+    assert "--tosa-flatbuffer-schema is for --tosa-flatbuffer" in run.err
+    assert not (tmp_path / "m.vgf").exists()
+
+
+def test_help_says_ignored_and_refused_nowhere() -> None:
+    text = " ".join(converter("--help").out.decode().split()).lower()
+    assert "ignored" not in text
+    assert "refused" not in text
 
 
 @pytest.mark.parametrize(
