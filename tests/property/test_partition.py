@@ -16,6 +16,7 @@ from partition_checks import brute_force_minimum, check_plan, dags
 from vgfc.ir import Graph
 from vgfc.partition import partition, program_order_count
 from vgfc.record import replace
+
 # Random DAGs of placeholder operators (an ADD of any arity): the graph's structure is what the
 # partitioner reads, not the specification's conditions on each operator.
 from vgfc.verify.structure import verify
