@@ -81,11 +81,12 @@ $(LOWEST_VENV)/.installed: pyproject.toml
 	touch $@
 
 .PHONY: test-lowest
-# The two deselected tests build 1.1-draft ops (MATMUL_T, ROW_GATHER) that tosa-tools' schema
-# gained after 2026.5.0.
+# The deselected tests build 1.1-draft ops (MATMUL_T, ROW_GATHER) that tosa-tools' schema
+# gained after 2026.5.0, or write the JSON form of a flatbuffer through tosa-opt, whose 2026.2.0
+# build cannot read the samples that the newer serializer wrote (--tosa-flatbuffer-schema).
 test-lowest: $(LOWEST_VENV)/.installed ## a fast subset of the tests on the lowest supported dependency versions
 	$(LOWEST_VENV)/bin/python -m pytest -q $(LOWEST_TESTS) \
-	  -k 'not MatMulTAttribute and not RowGatherAttribute'
+	  -k 'not MatMulTAttribute and not RowGatherAttribute and not flatbuffer_schema and not broken_schema'
 
 lint: install-test ## ruff and mypy
 	$(VENV)/bin/ruff check vgfc tests samples benchmarks scripts

@@ -72,12 +72,20 @@ def colour_on(stream: Any) -> bool:
     return is_terminal(stream)
 
 
+_LOG_WIDTH = 1 << 16
+"""The width of a console that is not a terminal: wider than any line vgfc prints."""
+
+
 def _console(stream: Any, **how: Any) -> Console:
     """A rich console on ``stream``: a terminal (progress, tables that fit) only when it is
     one, whatever rich would read from the environment; coloured only when :func:`colour_on`
     (else no escape sequence at all, not even bold)."""
     terminal = is_terminal(stream)
     coloured = colour_on(stream)
+    if not terminal:
+        # Off a terminal nothing is cut to a width (a log keeps whole names): rich would take
+        # COLUMNS, or 80, and older versions (13.x) narrow a table's cells to it.
+        how.setdefault("width", _LOG_WIDTH)
     return _console_class()(
         highlight=False,
         soft_wrap=True,

@@ -76,13 +76,13 @@ def word_table(
         max([len(header), *(row[i].cell_len for row in cells)]) for i, header in enumerate(columns)
     ]
     if width is None:
-        whole = sum(natural) + _GAP * (len(columns) - 1)
+        # No width at all: each column as wide as its widest cell (rich 13.x counted a
+        # column's padding into a fixed width, and cut its last character).
         table = Table(
             title=title, box=None, padding=(0, _GAP // 2), pad_edge=False, show_edge=False
         )
-        table.width = whole
         for header, w in zip(columns, natural, strict=True):
-            table.add_column(header, width=w, no_wrap=True)
+            table.add_column(header, min_width=w, no_wrap=True)
         for row in cells:
             table.add_row(*row)
         return table
