@@ -25,6 +25,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 OP_EXT_INST_IMPORT, OP_EXT_INST = 11, 12
 TOSA_SET = "TOSA.001000.1"
@@ -113,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             reference_vgf(model, converter),
         ]
         counts = [tosa_ops(v) if v is not None else None for v in vgfs]
-        row = {"network": str(model)}
+        row: dict[str, Any] = {"network": str(model)}
         cells = []
         for column, vgf, count in zip(columns, vgfs, counts, strict=True):
             ops = sum(count.values()) if count is not None else None

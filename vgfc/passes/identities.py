@@ -84,7 +84,11 @@ def _blind_to_zero_sign(
             return False
         seen.add(value)
         for op in users[value]:
-            if op.op in _THROUGH | {"SLICE"} and op.inputs[0] == value and value not in op.inputs[1:]:
+            if (
+                op.op in _THROUGH | {"SLICE"}
+                and op.inputs[0] == value
+                and value not in op.inputs[1:]
+            ):
                 todo.extend(op.outputs)
                 continue
             if op.op not in _CONVOLUTIONS or op.inputs[0] != value or value in op.inputs[1:]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -18,11 +19,11 @@ F = DType.FP32
 
 def _graph(
     ops: list[tuple[str, list[str], list[str]]],
-    tensors: dict[str, tuple[tuple[int, ...], DType, Any]],
+    tensors: Mapping[str, tuple[tuple[int, ...], DType, Any]],
     outputs: list[str],
 ) -> Graph:
     made = {n for _, _, outs in ops for n in outs}
-    consts = [
+    consts: list[tuple[str, list[str], list[str]]] = [
         ("CONST_SHAPE" if d is DType.SHAPE else "CONST", [], [n])
         for n, (_, d, v) in tensors.items()
         if v is not None and n not in made
@@ -84,7 +85,9 @@ def _arith(op: str, constant: float, dtype: DType = F, read_by: str = "ABS") -> 
         ("SUB", 0, DType.INT32),
     ],
 )
-def test_an_identity_that_keeps_every_bit_is_removed(op: str, constant: float, dtype: DType) -> None:
+def test_an_identity_that_keeps_every_bit_is_removed(
+    op: str, constant: float, dtype: DType
+) -> None:
     assert _left(_arith(op, constant, dtype)) == ["ABS", "ABS"]
 
 
@@ -117,7 +120,7 @@ def test_adding_plus_zero_goes_where_only_a_convolution_reads_it() -> None:
             tensors,
             ["y"],
         )
-        attrs = MappingProxyType(
+        attrs: Mapping[str, Any] = MappingProxyType(
             {"pad": (0, 0, 0, 0), "stride": (1, 1), "dilation": (1, 1), "acc_type": F}
         )
         ops = tuple(
