@@ -120,6 +120,7 @@ def _kept_operand(
     producer: Mapping[str, Operator],
     graph: Graph,
     blind: Callable[[str], bool],
+    splats: dict[str, float | None],
 ) -> str | None:
     """The operand ``op``'s result equals, bit for bit, or ``None``."""
     out = tensors[op.outputs[0]]
@@ -131,7 +132,7 @@ def _kept_operand(
         x, c = tensors[op.inputs[keep]], tensors[op.inputs[other]]
         if x.dtype is not dtype or c.dtype is not dtype or x.shape != out.shape or x.is_variable:
             continue
-        value = _splat(c)
+        value = splats[c.name] if c.name in splats else splats.setdefault(c.name, _splat(c))
         if value is None:
             continue
         if op.op == "MUL":
@@ -159,12 +160,15 @@ def identities(graph: Graph) -> Rewritten:
     fixed = set(graph.outputs)
     fixed.update(n for op in graph.operators if op.op == "CUSTOM" for n in op.inputs)
     fixed.update(name for name, t in tensors.items() if t.is_variable)
-    users = readers(graph.operators)
     producer = {n: op for op in graph.operators for n in op.outputs}
+    users: list[dict[str, list[Operator]]] = []  # built when first asked for
 
     def blind(name: str) -> bool:
-        return _blind_to_zero_sign(name, users, tensors, fixed)
+        if not users:
+            users.append(readers(graph.operators))
+        return _blind_to_zero_sign(name, users[0], tensors, fixed)
 
+    splats: dict[str, float | None] = {}
     rename: dict[str, str] = {}
     changed: dict[int, Operator | None] = {}
     rewrites: list[Rewrite] = []
@@ -177,7 +181,8 @@ def identities(graph: Graph) -> Rewritten:
                 why = f"selects by the operand of LOGICAL_NOT #{negation.file_index}, swapped"
                 rewrites.append(Rewrite("identities", op.file_index, op.op, "replaced", why))
         elif op.op in ("MUL", "ADD", "SUB") and len(op.outputs) == 1 and op.outputs[0] not in fixed:
-            kept = _kept_operand(op, tensors, producer, graph, blind)
+            constant = any(tensors[n].data is not None for n in op.inputs[:2])
+            kept = _kept_operand(op, tensors, producer, graph, blind, splats) if constant else None
             if kept is not None and kept not in fixed:
                 rename[op.outputs[0]] = kept
                 changed[original.index] = None
