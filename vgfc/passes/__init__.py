@@ -12,6 +12,8 @@ compile report lists (``passes``). The spine (:mod:`vgfc.compiler`) runs them wi
 - ``type-narrowing``: FP32 values and constants made FP16 (``--type-narrowing full|partial``,
   :mod:`vgfc.passes.narrow`). It runs under ``-O0`` too, when asked for; ``none`` (the default)
   changes nothing.
+- ``identities``: MUL by one, ADD or SUB of zero removed where the result keeps every bit, and
+  SELECT of a LOGICAL_NOT swapped (:mod:`vgfc.passes.identities`).
 - ``simplify``: operators that compute nothing (IDENTITY, a RESHAPE to the same shape, a
   TRANSPOSE by the identity, ...) removed, and RESHAPE of RESHAPE, TRANSPOSE of TRANSPOSE
   composed (:mod:`vgfc.passes.simplify`).
@@ -73,6 +75,12 @@ def _narrow(graph: Graph, settings: Settings) -> Rewritten:
     return narrow(graph, settings.type_narrowing)
 
 
+def _identities(graph: Graph, settings: Settings) -> Rewritten:
+    from vgfc.passes.identities import identities
+
+    return identities(graph)
+
+
 def _simplify(graph: Graph, settings: Settings) -> Rewritten:
     from vgfc.passes.simplify import simplify
 
@@ -95,6 +103,7 @@ PASSES: tuple[Pass, ...] = (
     Pass("control-flow", _control_flow, required=True),
     Pass("fold", _fold),
     Pass("type-narrowing", _narrow, required=True),
+    Pass("identities", _identities),
     Pass("simplify", _simplify),
     Pass("dedupe", _dedupe),
     Pass("dead-code", _dead_code),
