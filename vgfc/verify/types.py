@@ -151,6 +151,8 @@ def type_rule(v: OpView) -> Iterator[Violation]:
     ins = [t for t in v.inputs if t.dtype is not DType.SHAPE]
     outs = [t for t in (v.output(i) for i in range(len(v.op.outputs))) if t is not None]
     types = tuple(t.dtype for t in (*ins, *outs))
+    if not ins or not outs:
+        return  # no operand to type (the operand counts are checked elsewhere)
     same = SAME.get(v.op.op)
     if same is not None:
         wrong = next((t for t in (*ins, *outs) if t.dtype is not types[0]), None)
@@ -162,7 +164,7 @@ def type_rule(v: OpView) -> Iterator[Violation]:
             kind,
             f"element types {_names(types, len(ins))}: {v.op.op} takes one of {allowed} for "
             "every operand",
-            tensor=(wrong or (ins or outs)[0]).name,
+            tensor=(wrong or ins[0]).name,
         )
         return
     signatures = SIGNATURES.get(v.op.op)
@@ -174,5 +176,5 @@ def type_rule(v: OpView) -> Iterator[Violation]:
     yield Violation(
         "WrongOutputType" if inputs_fit else "WrongInputType",
         f"element types {_names(types, len(ins))} are not a combination {v.op.op} takes ({shown})",
-        tensor=(outs[0] if inputs_fit and outs else (ins or outs)[0]).name,
+        tensor=(outs[0] if inputs_fit else ins[0]).name,
     )
