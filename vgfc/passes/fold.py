@@ -55,12 +55,14 @@ def fold(graph: Graph) -> Rewritten:
             or out.element_count is None
         ):
             continue
-        target = numpy_dtype(out.dtype)  # numpy loads here, once there is something to fold
-        if target is None or any(numpy_dtype(t.dtype) is None for t in ins):
-            continue
-        size = out.element_count * target.itemsize
+        # The limits first, on the bytes the file would store: a fold they refuse costs nothing
+        # (numpy loads only for one that happens).
+        size = -(-out.element_count * out.dtype.storage_bits // 8)
         read = sum(t.data.raw.nbytes for t in ins if t.data is not None and not t.is_shape)
         if size > LIMITS.folded_constant_bytes_max or size > read + LIMITS.folded_growth_bytes_max:
+            continue
+        target = numpy_dtype(out.dtype)
+        if target is None or any(numpy_dtype(t.dtype) is None for t in ins):
             continue
         args = [t.data.array for t in ins if t.data is not None]
         value = evaluators()[op.op](op, args, out, ins)

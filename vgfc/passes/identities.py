@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from vgfc.ir import DType, Graph, Operator, Tensor
+from vgfc.ir import Data, DType, Graph, Operator, Tensor
 from vgfc.passes.edit import in_order, readers, rebuild, renamed
 from vgfc.passes.records import Rewrite, Rewritten
 from vgfc.record import replace
@@ -49,22 +49,23 @@ _CANDIDATES = frozenset({"MUL", "ADD", "SUB", "SELECT"})
 
 def _splat(tensor: Tensor) -> float | None:
     """The one value every element of a constant holds, with the sign of a zero kept as
-    ``-0.0``; ``None`` for a non-constant or a constant of several values."""
-    if tensor.data is None or tensor.is_variable or tensor.is_shape:
-        return None
-    values = tensor.data.array.reshape(-1)
-    if values.size == 0 or tensor.dtype not in _FLOATS | _INTEGERS:
-        return None
-    first = values[0]
-    if not (values == first).all():
-        return None
-    if tensor.dtype in _FLOATS:
-        import numpy as np
+    ``-0.0``; ``None`` for a non-constant or a constant of several values.
 
-        if np.signbit(values).any() != np.signbit(values).all():
-            return None  # zeros of both signs
-        return float(first)
-    return int(first)
+    Read from the bytes (every element the same bit pattern), not with numpy: this runs on
+    every compile whose graph multiplies or adds a constant, where importing numpy would cost
+    more than the compile (zeros of both signs, or NaNs of several payloads, are several
+    values)."""
+    data = tensor.data
+    if data is None or tensor.is_variable or tensor.is_shape:
+        return None
+    if tensor.dtype not in _FLOATS | _INTEGERS or data.size == 0:
+        return None
+    width = tensor.dtype.storage_bits // 8
+    raw = bytes(data.raw[: data.size * width])
+    if len(raw) != data.size * width or raw != raw[:width] * data.size:
+        return None
+    first = Data(memoryview(raw[:width]), tensor.dtype, (1,)).numbers()[0]
+    return float(first) if tensor.dtype in _FLOATS else int(first)
 
 
 def _negative_zero(value: float) -> bool:
