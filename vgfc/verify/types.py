@@ -148,33 +148,47 @@ def type_rule(v: OpView) -> Iterator[Violation]:
     version = v.graph.version
     if (version.major, version.minor) != (1, 0):
         return
-    ins = [t for t in v.inputs if t.dtype is not DType.SHAPE]
-    outs = [t for t in (v.output(i) for i in range(len(v.op.outputs))) if t is not None]
-    types = tuple(t.dtype for t in (*ins, *outs))
+    tensors = v.graph.tensors
+    ins = [t for t in (tensors[n] for n in v.op.inputs) if t.dtype is not DType.SHAPE]
+    outs = [tensors[n] for n in v.op.outputs]
     if not ins or not outs:
         return  # no operand to type (the operand counts are checked elsewhere)
-    same = SAME.get(v.op.op)
+    types = tuple(t.dtype for t in (*ins, *outs))
+    key = (v.op.op, len(ins), types)
+    if key in _VERDICTS:
+        verdict = _VERDICTS[key]
+    else:  # a model repeats a few combinations many times: each is judged once
+        verdict = _VERDICTS[key] = _judge(v.op.op, types, len(ins))
+    if verdict is not None:
+        kind, message, at = verdict
+        yield Violation(kind, message, tensor=(*ins, *outs)[at].name)
+
+
+_VERDICTS: dict[tuple[str, int, tuple[DType, ...]], tuple[str, str, int] | None] = {}
+"""(op, input count, element types) -> what :func:`_judge` said of them."""
+
+
+def _judge(op: str, types: tuple[DType, ...], inputs: int) -> tuple[str, str, int] | None:
+    """The violation of an operator ``op`` with these element types (its ``inputs`` inputs'
+    first): its kind, its message and the operand it names; ``None`` when the types fit."""
+    same = SAME.get(op)
     if same is not None:
-        wrong = next((t for t in (*ins, *outs) if t.dtype is not types[0]), None)
-        if types and types[0] in same and wrong is None:
-            return
-        kind = "WrongOutputType" if wrong is not None and wrong in outs else "WrongInputType"
+        wrong = next((i for i, t in enumerate(types) if t is not types[0]), None)
+        if types[0] in same and wrong is None:
+            return None
+        kind = "WrongOutputType" if wrong is not None and wrong >= inputs else "WrongInputType"
         allowed = ", ".join(sorted(t.value for t in same))
-        yield Violation(
-            kind,
-            f"element types {_names(types, len(ins))}: {v.op.op} takes one of {allowed} for "
-            "every operand",
-            tensor=(wrong or ins[0]).name,
+        message = (
+            f"element types {_names(types, inputs)}: {op} takes one of {allowed} for every operand"
         )
-        return
-    signatures = SIGNATURES.get(v.op.op)
+        return kind, message, wrong or 0
+    signatures = SIGNATURES.get(op)
     if signatures is None or types in signatures:
-        return
-    inputs_fit = any(s[: len(ins)] == types[: len(ins)] for s in signatures)
-    listed = sorted(_names(s, len(ins)) for s in signatures)
+        return None
+    inputs_fit = any(s[:inputs] == types[:inputs] for s in signatures)
+    listed = sorted(_names(s, inputs) for s in signatures)
     shown = "; ".join(listed) if len(listed) <= 4 else f"{len(listed)} combinations"
-    yield Violation(
-        "WrongOutputType" if inputs_fit else "WrongInputType",
-        f"element types {_names(types, len(ins))} are not a combination {v.op.op} takes ({shown})",
-        tensor=(outs[0] if inputs_fit else ins[0]).name,
-    )
+    message = f"element types {_names(types, inputs)} are not a combination {op} takes ({shown})"
+    if inputs_fit:
+        return "WrongOutputType", message, inputs
+    return "WrongInputType", message, 0
