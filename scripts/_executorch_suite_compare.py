@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "suppo
 import conformance_harness as harness  # tests/support: the converters' compile steps
 
 from vgfc.diagnostics import VgfcError
+from vgfc.dtypes import numpy_dtype
 from vgfc.ir import Array, Graph
 from vgfc.read import load
 from vgfc.runner import read_vgf, run_vgf
@@ -62,11 +63,26 @@ def _short(text: str) -> str:
     return line if len(line) <= MESSAGE else line[: MESSAGE - 3] + "..."
 
 
+def bits(array: Array, dtype: np.dtype[Any]) -> Array:
+    """``array`` seen as ``dtype`` when only the name of its bits differs: signedness
+    (``harness._same_bits``), or a type numpy has no arithmetic for (bf16, fp8) that the runner
+    moves as unsigned integers of its width and the reference model writes as voids."""
+    array = harness._same_bits(np.asarray(array), dtype)
+    same_width = array.dtype != dtype and array.dtype.itemsize == dtype.itemsize
+    if (
+        same_width
+        and "V" in (array.dtype.kind, dtype.kind)
+        and "b" not in (array.dtype.kind, dtype.kind)
+    ):
+        return array.view(dtype)
+    return array
+
+
 def disagreement(got: Array, want: Array) -> str | None:
     """Why ``got`` is not ``want`` within the suite's tolerances; ``None`` when it is."""
     if got.size != want.size:
         return f"shape {list(got.shape)}, expected {list(want.shape)}"
-    got = harness._same_bits(np.asarray(got), want.dtype).reshape(want.shape)
+    got = bits(got, want.dtype).reshape(want.shape)
     if want.dtype.kind in "iub":
         diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
         worst = int(diff.max()) if diff.size else 0
@@ -85,12 +101,9 @@ def disagreement(got: Array, want: Array) -> str | None:
 
 def run(vgf: Path, arrays: list[Array]) -> list[Array]:
     """``vgf``'s outputs in order, run on ``arrays`` (the model's inputs in order; integers
-    handed over as the same bits where a converter declares them unsigned)."""
+    handed over as the same bits where a converter declares them unsigned, bf16 as its bits)."""
     model = read_vgf(vgf)
-    given = [
-        harness._same_bits(a, harness._dtype(model, i))
-        for a, i in zip(arrays, model.inputs, strict=False)
-    ]
+    given = [bits(a, harness._dtype(model, i)) for a, i in zip(arrays, model.inputs, strict=False)]
     return list(run_vgf(vgf, given, timeout=harness.RUN_TIMEOUT).values())
 
 
@@ -112,7 +125,13 @@ def oracle(tosa: Path, graph: Graph | None, seed: int) -> tuple[str, Any, list[A
         # graph itself is valid, so the converters are held to each other instead.
         kind = "none" if "UNPREDICTABLE" in str(e) else "invalid"
         return kind, _short(str(e)), arrays
-    return "ok", [outs[n] for n in graph.outputs], arrays
+    return "ok", [_typed(outs[n], graph, n) for n in graph.outputs], arrays
+
+
+def _typed(array: Array, graph: Graph, name: str) -> Array:
+    """The reference model's output as its tensor's element type (it writes bf16 as voids)."""
+    dtype = numpy_dtype(graph.tensors[name].dtype)
+    return bits(array, dtype) if dtype is not None else array
 
 
 def judge(tosa: Path, seed: int) -> dict[str, Any]:
