@@ -17,7 +17,8 @@ A converter's class on a file:
 * ``accepted-invalid``: it compiled a graph the reference model rejects;
 * ``refused-invalid``: it refused a graph the reference model rejects (as it should);
 * ``ran``: it compiled and ran, and there is no oracle (a CUSTOM op, inputs that cannot be made
-  up, or inputs the reference model calls UNPREDICTABLE): then ``same`` says whether the two
+  up, or inputs that break an operator's REQUIRE: the reference model says UNPREDICTABLE or
+  aborts): then ``same`` says whether the two
   converters' outputs are bit-identical.
 """
 
@@ -121,9 +122,12 @@ def oracle(tosa: Path, graph: Graph | None, seed: int) -> tuple[str, Any, list[A
     try:
         outs = run_reference_model(tosa.read_bytes(), graph, inputs, list(graph.outputs))
     except VgfcError as e:
-        # UNPREDICTABLE: these inputs broke an operator's REQUIRE (POW of a negative base); the
-        # graph itself is valid, so the converters are held to each other instead.
-        kind = "none" if "UNPREDICTABLE" in str(e) else "invalid"
+        # A REQUIRE broken by these inputs (a GATHER index out of range, POW of a negative
+        # base: UNPREDICTABLE, or an abort) is about the data, not the graph, which passed the
+        # ERROR_IF checks: the converters are held to each other instead.
+        said = str(e)
+        on_data = "REQUIRE() fails" in said or "UNPREDICTABLE" in said
+        kind = "none" if on_data and "ERROR_IF" not in said else "invalid"
         return kind, _short(str(e)), arrays
     return "ok", [_typed(outs[n], graph, n) for n in graph.outputs], arrays
 

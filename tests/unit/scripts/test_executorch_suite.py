@@ -20,6 +20,8 @@ import _executorch_suite_compare as compare
 import executorch_suite as suite
 import executorch_suite_converter as wrapper
 
+from vgfc.read import load
+
 NODES = [
     f"ops/test_{op}.py::test_{op}_vgf_{k}[case{i}]" for op in "abc" for k in "xy" for i in range(5)
 ]
@@ -192,3 +194,34 @@ def test_bf16_bits_are_compared_as_bf16() -> None:
     assert compare.disagreement(want.view(np.uint16), compare.bits(as_void, want.dtype)) is None
     off = np.array([1.0, -2.5], ml_dtypes.bfloat16).view(np.uint16)
     assert compare.disagreement(off, want) == "max abs error 0.5 (bfloat16)"
+
+
+def _gather(indices_through_abs: bool) -> bytes:
+    """y = GATHER(v, i) with 4 values per batch; ``i`` through an ABS first if asked, so that
+    the indices are computed, not a graph input."""
+    tensors = [T("v", (1, 4, 2)), T("i", (1, 3), "INT32"), T("y", (1, 3, 2))]
+    ops = [Op("GATHER", ["v", "k" if indices_through_abs else "i"], ["y"])]
+    if indices_through_abs:
+        tensors.append(T("k", (1, 3), "INT32"))
+        ops.insert(0, Op("ABS", ["i"], ["k"]))
+    return build(tensors, ops, ["v", "i"], ["y"])
+
+
+def test_inputs_that_break_a_require_leave_no_oracle_not_an_invalid_graph(
+    stack, reference_model, tmp_path: Path
+) -> None:
+    # The seeded indices (|i| up to 100) are out of GATHER's range: the reference model says
+    # "REQUIRE() fails" and aborts. That is about the data; the graph is valid.
+    model = tmp_path / "call-0.tosa"
+    model.write_bytes(_gather(indices_through_abs=True))
+    found = compare.judge(model, seed=0)
+    assert found["oracle"] == "none" and "REQUIRE() fails" in found["oracle_note"]
+    assert found["vgfc"]["class"] == "ran" and found["reference"]["class"] == "ran"
+
+
+def test_a_graph_that_breaks_an_error_if_is_invalid(reference_model, tmp_path: Path) -> None:
+    model = tmp_path / "call-0.tosa"
+    tensors = [T("a", (1, 4)), T("b", (1, 2, 4)), T("y", (1, 4))]
+    model.write_bytes(build(tensors, [Op("ADD", ["a", "b"], ["y"])], ["a", "b"], ["y"]))
+    verdict, why, _ = compare.oracle(model, load(model), seed=0)
+    assert verdict == "invalid" and "ERROR_IF() fails" in why
