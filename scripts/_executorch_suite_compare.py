@@ -1,12 +1,12 @@
 """Judge every TOSA file ExecuTorch's tests handed the converter: both converters, one oracle.
 
 For each ``OUT/keep/<test>/call-<n>.tosa`` kept by ``scripts/executorch_suite.py run``: seeded
-inputs (:func:`vgfc.runner.numeric.random_inputs`), the TOSA reference model's outputs
-(:func:`vgfc.runner.numeric.run_reference_model`), then vgfc and model-converter each compile
-the file (``tests/support/conformance_harness.py``'s ``compile_vgfc`` / ``compile_reference``)
-and the VGF runs on the CPU emulation stack (:func:`vgfc.runner.run_vgf`). Outputs are compared
-by position: integers within 1, fp32 within 1e-3 (absolute plus relative), fp16 1e-2, bf16 5e-2,
-NaN and infinity at the same places.
+inputs (:func:`seeded_inputs`: gather and scatter indices in range), the TOSA reference model's
+outputs (:func:`vgfc.runner.numeric.run_reference_model`), then vgfc and model-converter each
+compile the file (``tests/support/conformance_harness.py``'s ``compile_vgfc`` /
+``compile_reference``) and the VGF runs on the CPU emulation stack (:func:`vgfc.runner.run_vgf`).
+Outputs are compared by position: integers within 1, fp32 within 1e-3 (absolute plus
+relative), fp16 1e-2, bf16 5e-2, NaN and infinity at the same places.
 
 A converter's class on a file:
 
@@ -108,12 +108,35 @@ def run(vgf: Path, arrays: list[Array]) -> list[Array]:
     return list(run_vgf(vgf, given, timeout=harness.RUN_TIMEOUT).values())
 
 
+def seeded_inputs(graph: Graph, seed: int) -> dict[str, Array]:
+    """:func:`random_inputs`, with a graph input that is GATHER's or SCATTER's indices drawn in
+    their range (``[0, K)`` of the values' ``[N, K, C]``; SCATTER's distinct within a batch):
+    the operators REQUIRE it, and integers drawn at random are mostly out of range."""
+    inputs = random_inputs(graph, seed)
+    rng = np.random.default_rng([seed, 1])
+    for op in graph.operators:
+        if op.op not in ("GATHER", "SCATTER") or len(op.inputs) < 2:
+            continue
+        index, values = op.inputs[1], graph.tensors[op.inputs[0]].shape
+        if index not in inputs or values is None or len(values) != 3:
+            continue
+        shape, k = inputs[index].shape, values[1]
+        if len(shape) != 2 or k < 1 or (op.op == "SCATTER" and shape[1] > k):
+            continue
+        if op.op == "GATHER":
+            drawn = rng.integers(0, k, shape)
+        else:
+            drawn = np.stack([rng.permutation(k)[: shape[1]] for _ in range(shape[0])])
+        inputs[index] = drawn.reshape(shape).astype(inputs[index].dtype)
+    return inputs
+
+
 def oracle(tosa: Path, graph: Graph | None, seed: int) -> tuple[str, Any, list[Array] | None]:
     """(``ok`` | ``invalid`` | ``none``, the outputs or why not, the inputs)."""
     if graph is None:
         return "none", "vgfc cannot read the file", None
     try:
-        inputs = random_inputs(graph, seed)
+        inputs = seeded_inputs(graph, seed)
     except VgfcError as e:
         return "none", str(e), None
     arrays = [inputs[n] for n in graph.inputs]

@@ -225,3 +225,27 @@ def test_a_graph_that_breaks_an_error_if_is_invalid(reference_model, tmp_path: P
     model.write_bytes(build(tensors, [Op("ADD", ["a", "b"], ["y"])], ["a", "b"], ["y"]))
     verdict, why, _ = compare.oracle(model, load(model), seed=0)
     assert verdict == "invalid" and "ERROR_IF() fails" in why
+
+
+def _scatter() -> bytes:
+    tensors = [T("v", (2, 5, 3)), T("i", (2, 4), "INT32"), T("x", (2, 4, 3)), T("y", (2, 5, 3))]
+    return build(tensors, [Op("SCATTER", ["v", "i", "x"], ["y"])], ["v", "i", "x"], ["y"])
+
+
+@pytest.mark.parametrize("which", ["gather", "scatter"])
+def test_gather_and_scatter_indices_given_as_inputs_are_drawn_in_range(
+    stack, reference_model, tmp_path: Path, which: str
+) -> None:
+    # Drawn like any integer input, they broke the operator's REQUIRE and left no oracle.
+    model = tmp_path / "call-0.tosa"
+    model.write_bytes(_gather(indices_through_abs=False) if which == "gather" else _scatter())
+    indices = compare.seeded_inputs(load(model), seed=3)["i"]
+    assert indices.dtype == np.int32 and indices.min() >= 0
+    if which == "scatter":
+        assert indices.max() < 5 and all(len(set(row)) == len(row) for row in indices)
+    else:
+        assert indices.max() < 4
+    found = compare.judge(model, seed=3)
+    assert found["oracle"] == "ok"
+    assert found["vgfc"] == {"class": "pass", "error": ""}
+    assert found["reference"] == {"class": "pass", "error": ""}
