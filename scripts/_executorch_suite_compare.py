@@ -1,12 +1,12 @@
 """Judge every TOSA file ExecuTorch's tests handed the converter: both converters, one oracle.
 
 For each ``OUT/keep/<test>/call-<n>.tosa`` kept by ``scripts/executorch_suite.py run``: seeded
-inputs (:func:`vgfc.runner.numeric.random_inputs`), the TOSA reference model's outputs
-(:func:`vgfc.runner.numeric.run_reference_model`), then vgfc and model-converter each compile
-the file (``tests/support/conformance_harness.py``'s ``compile_vgfc`` / ``compile_reference``)
-and the VGF runs on the CPU emulation stack (:func:`vgfc.runner.run_vgf`). Outputs are compared
-by position: integers within 1, fp32 within 1e-3 (absolute plus relative), fp16 1e-2, bf16 5e-2,
-NaN and infinity at the same places.
+inputs (:func:`seeded_inputs`: gather and scatter indices in range), the TOSA reference model's
+outputs (:func:`vgfc.runner.numeric.run_reference_model`), then vgfc and model-converter each
+compile the file (``tests/support/conformance_harness.py``'s ``compile_vgfc`` /
+``compile_reference``) and the VGF runs on the CPU emulation stack (:func:`vgfc.runner.run_vgf`).
+Outputs are compared by position: integers within 1, fp32 within 1e-3 (absolute plus
+relative), fp16 1e-2, bf16 5e-2, NaN and infinity at the same places.
 
 A converter's class on a file:
 
@@ -17,7 +17,8 @@ A converter's class on a file:
 * ``accepted-invalid``: it compiled a graph the reference model rejects;
 * ``refused-invalid``: it refused a graph the reference model rejects (as it should);
 * ``ran``: it compiled and ran, and there is no oracle (a CUSTOM op, inputs that cannot be made
-  up, or inputs the reference model calls UNPREDICTABLE): then ``same`` says whether the two
+  up, or inputs that break an operator's REQUIRE: the reference model says UNPREDICTABLE or
+  aborts): then ``same`` says whether the two
   converters' outputs are bit-identical.
 """
 
@@ -38,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "suppo
 import conformance_harness as harness  # tests/support: the converters' compile steps
 
 from vgfc.diagnostics import VgfcError
+from vgfc.dtypes import numpy_dtype
 from vgfc.ir import Array, Graph
 from vgfc.read import load
 from vgfc.runner import read_vgf, run_vgf
@@ -62,11 +64,26 @@ def _short(text: str) -> str:
     return line if len(line) <= MESSAGE else line[: MESSAGE - 3] + "..."
 
 
+def bits(array: Array, dtype: np.dtype[Any]) -> Array:
+    """``array`` seen as ``dtype`` when only the name of its bits differs: signedness
+    (``harness._same_bits``), or a type numpy has no arithmetic for (bf16, fp8) that the runner
+    moves as unsigned integers of its width and the reference model writes as voids."""
+    array = harness._same_bits(np.asarray(array), dtype)
+    same_width = array.dtype != dtype and array.dtype.itemsize == dtype.itemsize
+    if (
+        same_width
+        and "V" in (array.dtype.kind, dtype.kind)
+        and "b" not in (array.dtype.kind, dtype.kind)
+    ):
+        return array.view(dtype)
+    return array
+
+
 def disagreement(got: Array, want: Array) -> str | None:
     """Why ``got`` is not ``want`` within the suite's tolerances; ``None`` when it is."""
     if got.size != want.size:
         return f"shape {list(got.shape)}, expected {list(want.shape)}"
-    got = harness._same_bits(np.asarray(got), want.dtype).reshape(want.shape)
+    got = bits(got, want.dtype).reshape(want.shape)
     if want.dtype.kind in "iub":
         diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
         worst = int(diff.max()) if diff.size else 0
@@ -85,13 +102,33 @@ def disagreement(got: Array, want: Array) -> str | None:
 
 def run(vgf: Path, arrays: list[Array]) -> list[Array]:
     """``vgf``'s outputs in order, run on ``arrays`` (the model's inputs in order; integers
-    handed over as the same bits where a converter declares them unsigned)."""
+    handed over as the same bits where a converter declares them unsigned, bf16 as its bits)."""
     model = read_vgf(vgf)
-    given = [
-        harness._same_bits(a, harness._dtype(model, i))
-        for a, i in zip(arrays, model.inputs, strict=False)
-    ]
+    given = [bits(a, harness._dtype(model, i)) for a, i in zip(arrays, model.inputs, strict=False)]
     return list(run_vgf(vgf, given, timeout=harness.RUN_TIMEOUT).values())
+
+
+def seeded_inputs(graph: Graph, seed: int) -> dict[str, Array]:
+    """:func:`random_inputs`, with a graph input that is GATHER's or SCATTER's indices drawn in
+    their range (``[0, K)`` of the values' ``[N, K, C]``; SCATTER's distinct within a batch):
+    the operators REQUIRE it, and integers drawn at random are mostly out of range."""
+    inputs = random_inputs(graph, seed)
+    rng = np.random.default_rng([seed, 1])
+    for op in graph.operators:
+        if op.op not in ("GATHER", "SCATTER") or len(op.inputs) < 2:
+            continue
+        index, values = op.inputs[1], graph.tensors[op.inputs[0]].shape
+        if index not in inputs or values is None or len(values) != 3:
+            continue
+        shape, k = inputs[index].shape, values[1]
+        if len(shape) != 2 or k < 1 or (op.op == "SCATTER" and shape[1] > k):
+            continue
+        if op.op == "GATHER":
+            drawn = rng.integers(0, k, shape)
+        else:
+            drawn = np.stack([rng.permutation(k)[: shape[1]] for _ in range(shape[0])])
+        inputs[index] = drawn.reshape(shape).astype(inputs[index].dtype)
+    return inputs
 
 
 def oracle(tosa: Path, graph: Graph | None, seed: int) -> tuple[str, Any, list[Array] | None]:
@@ -99,7 +136,7 @@ def oracle(tosa: Path, graph: Graph | None, seed: int) -> tuple[str, Any, list[A
     if graph is None:
         return "none", "vgfc cannot read the file", None
     try:
-        inputs = random_inputs(graph, seed)
+        inputs = seeded_inputs(graph, seed)
     except VgfcError as e:
         return "none", str(e), None
     arrays = [inputs[n] for n in graph.inputs]
@@ -108,11 +145,20 @@ def oracle(tosa: Path, graph: Graph | None, seed: int) -> tuple[str, Any, list[A
     try:
         outs = run_reference_model(tosa.read_bytes(), graph, inputs, list(graph.outputs))
     except VgfcError as e:
-        # UNPREDICTABLE: these inputs broke an operator's REQUIRE (POW of a negative base); the
-        # graph itself is valid, so the converters are held to each other instead.
-        kind = "none" if "UNPREDICTABLE" in str(e) else "invalid"
+        # A REQUIRE broken by these inputs (a GATHER index out of range, POW of a negative
+        # base: UNPREDICTABLE, or an abort) is about the data, not the graph, which passed the
+        # ERROR_IF checks: the converters are held to each other instead.
+        said = str(e)
+        on_data = "REQUIRE() fails" in said or "UNPREDICTABLE" in said
+        kind = "none" if on_data and "ERROR_IF" not in said else "invalid"
         return kind, _short(str(e)), arrays
-    return "ok", [outs[n] for n in graph.outputs], arrays
+    return "ok", [_typed(outs[n], graph, n) for n in graph.outputs], arrays
+
+
+def _typed(array: Array, graph: Graph, name: str) -> Array:
+    """The reference model's output as its tensor's element type (it writes bf16 as voids)."""
+    dtype = numpy_dtype(graph.tensors[name].dtype)
+    return bits(array, dtype) if dtype is not None else array
 
 
 def judge(tosa: Path, seed: int) -> dict[str, Any]:

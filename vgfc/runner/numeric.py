@@ -191,9 +191,15 @@ def run_reference_model(
 
 def _reference_error(run: subprocess.CompletedProcess[str]) -> str:
     """The reference model's own error lines; on a crash it prints a debugger's backtrace
-    after them, which says nothing to a user."""
+    after them, which says nothing to a user. A graph it rejects says ``ERROR_IF() fails``;
+    inputs an operator has no answer for (a GATHER index out of range) say ``REQUIRE() fails``,
+    then the reason, and may abort without more."""
     lines = [line.strip() for line in (run.stdout + run.stderr).splitlines() if line.strip()]
-    errors = [line for line in lines if "ERROR" in line or "Failed" in line]
+    errors = [
+        line
+        for line in lines
+        if "ERROR" in line or "Failed" in line or line.startswith("REQUIRE() fails")
+    ]
     if errors:
         at = lines.index(errors[0])
         return " | ".join(lines[at : at + 2])

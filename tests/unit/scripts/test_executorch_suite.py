@@ -9,15 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 from paths import ROOT
-from tosa_factory import chain
+from tosa_factory import Op, T, build, chain
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import _executorch_suite_compare as compare
 import executorch_suite as suite
 import executorch_suite_converter as wrapper
+
+from vgfc.read import load
 
 NODES = [
     f"ops/test_{op}.py::test_{op}_vgf_{k}[case{i}]" for op in "abc" for k in "xy" for i in range(5)
@@ -163,3 +166,86 @@ def test_a_plain_model_passes_with_both_converters(stack, reference_model, tmp_p
     assert found["vgfc"] == {"class": "pass", "error": ""}
     assert found["reference"] == {"class": "pass", "error": ""}
     assert found["same"] is True
+
+
+def _bf16_abs() -> bytes:
+    tensors = [T("x", (2, 3), "BF16"), T("y", (2, 3), "BF16")]
+    return build(tensors, [Op("ABS", ["x"], ["y"])], ["x"], ["y"])
+
+
+def test_bf16_travels_as_its_bits_and_is_judged_as_bf16(
+    stack, reference_model, tmp_path: Path
+) -> None:
+    # The runner takes and gives bf16 as uint16 bits, the reference model writes it as voids:
+    # handed over as bfloat16 the run failed ("convert it first"), read back as integers or
+    # voids it could not be compared.
+    model = tmp_path / "call-0.tosa"
+    model.write_bytes(_bf16_abs())
+    found = compare.judge(model, seed=0)
+    assert found["oracle"] == "ok"
+    assert found["vgfc"] == {"class": "pass", "error": ""}
+    assert found["reference"] == {"class": "pass", "error": ""}
+    assert found["same"] is True
+
+
+def test_bf16_bits_are_compared_as_bf16() -> None:
+    want = np.array([1.0, -2.0], ml_dtypes.bfloat16)
+    as_void = want.view("V2")
+    assert compare.disagreement(want.view(np.uint16), compare.bits(as_void, want.dtype)) is None
+    off = np.array([1.0, -2.5], ml_dtypes.bfloat16).view(np.uint16)
+    assert compare.disagreement(off, want) == "max abs error 0.5 (bfloat16)"
+
+
+def _gather(indices_through_abs: bool) -> bytes:
+    """y = GATHER(v, i) with 4 values per batch; ``i`` through an ABS first if asked, so that
+    the indices are computed, not a graph input."""
+    tensors = [T("v", (1, 4, 2)), T("i", (1, 3), "INT32"), T("y", (1, 3, 2))]
+    ops = [Op("GATHER", ["v", "k" if indices_through_abs else "i"], ["y"])]
+    if indices_through_abs:
+        tensors.append(T("k", (1, 3), "INT32"))
+        ops.insert(0, Op("ABS", ["i"], ["k"]))
+    return build(tensors, ops, ["v", "i"], ["y"])
+
+
+def test_inputs_that_break_a_require_leave_no_oracle_not_an_invalid_graph(
+    stack, reference_model, tmp_path: Path
+) -> None:
+    # The seeded indices (|i| up to 100) are out of GATHER's range: the reference model says
+    # "REQUIRE() fails" and aborts. That is about the data; the graph is valid.
+    model = tmp_path / "call-0.tosa"
+    model.write_bytes(_gather(indices_through_abs=True))
+    found = compare.judge(model, seed=0)
+    assert found["oracle"] == "none" and "REQUIRE() fails" in found["oracle_note"]
+    assert found["vgfc"]["class"] == "ran" and found["reference"]["class"] == "ran"
+
+
+def test_a_graph_that_breaks_an_error_if_is_invalid(reference_model, tmp_path: Path) -> None:
+    model = tmp_path / "call-0.tosa"
+    tensors = [T("a", (1, 4)), T("b", (1, 2, 4)), T("y", (1, 4))]
+    model.write_bytes(build(tensors, [Op("ADD", ["a", "b"], ["y"])], ["a", "b"], ["y"]))
+    verdict, why, _ = compare.oracle(model, load(model), seed=0)
+    assert verdict == "invalid" and "ERROR_IF() fails" in why
+
+
+def _scatter() -> bytes:
+    tensors = [T("v", (2, 5, 3)), T("i", (2, 4), "INT32"), T("x", (2, 4, 3)), T("y", (2, 5, 3))]
+    return build(tensors, [Op("SCATTER", ["v", "i", "x"], ["y"])], ["v", "i", "x"], ["y"])
+
+
+@pytest.mark.parametrize("which", ["gather", "scatter"])
+def test_gather_and_scatter_indices_given_as_inputs_are_drawn_in_range(
+    stack, reference_model, tmp_path: Path, which: str
+) -> None:
+    # Drawn like any integer input, they broke the operator's REQUIRE and left no oracle.
+    model = tmp_path / "call-0.tosa"
+    model.write_bytes(_gather(indices_through_abs=False) if which == "gather" else _scatter())
+    indices = compare.seeded_inputs(load(model), seed=3)["i"]
+    assert indices.dtype == np.int32 and indices.min() >= 0
+    if which == "scatter":
+        assert indices.max() < 5 and all(len(set(row)) == len(row) for row in indices)
+    else:
+        assert indices.max() < 4
+    found = compare.judge(model, seed=3)
+    assert found["oracle"] == "ok"
+    assert found["vgfc"] == {"class": "pass", "error": ""}
+    assert found["reference"] == {"class": "pass", "error": ""}
