@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -99,11 +100,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--histogram", action="store_true", help="per-operator differences")
     parser.add_argument("--json", type=Path, help="write the rows as JSON")
     args = parser.parse_args(argv)
-    converter = args.converter or shutil.which(
-        "model-converter", path=str(Path(sys.executable).parent)
-    )
+    converter = args.converter
+    if converter is None:
+        converter = shutil.which("model-converter", path=str(Path(sys.executable).parent))
     if converter is None:
         parser.error("no model-converter beside this Python: name one with --converter")
+    if not (Path(converter).is_file() and os.access(converter, os.X_OK)):
+        parser.error(f"--converter {converter}: not an executable file")
     columns = (["vgfc -O0"] if args.baseline else []) + ["vgfc", "reference"]
     print("| network | " + " | ".join(f"{c} ops | {c} bytes" for c in columns) + " |")
     print("|---" * (1 + 2 * len(columns)) + "|")

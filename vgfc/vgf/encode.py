@@ -140,16 +140,24 @@ def _encoder(model: Model, constant_data: Callable[[Constant], Any]) -> Any:
             enc.AddConstant(resources[c.resource], constant_data(c), c.sparsity_dimension)
         )
 
+    slots: dict[tuple[int, int], Any] = {}
+
+    def slot(binding: int, resource: int) -> Any:
+        """One binding-slot table per (binding, resource), shared by every list that holds it
+        (a segment's descriptor set, its inputs and outputs, the model sequence's), as the
+        reference converter shares them: a runtime reads the same slots, from fewer bytes."""
+        key = (binding, resource)
+        if key not in slots:
+            slots[key] = enc.AddBindingSlot(binding, resources[resource])
+        return slots[key]
+
     for s in model.segments:
         sets = [
-            enc.AddDescriptorSetInfo(
-                [enc.AddBindingSlot(slot.binding, resources[slot.resource]) for slot in d.slots],
-                d.set,
-            )
+            enc.AddDescriptorSetInfo([slot(x.binding, x.resource) for x in d.slots], d.set)
             for d in s.descriptor_sets
         ]
-        ins = [enc.AddBindingSlot(x.binding, resources[x.resource]) for x in s.inputs]
-        outs = [enc.AddBindingSlot(x.binding, resources[x.resource]) for x in s.outputs]
+        ins = [slot(x.binding, x.resource) for x in s.inputs]
+        outs = [slot(x.binding, x.resource) for x in s.outputs]
         pushes = [
             enc.AddPushConstRange(r.stage_flags, r.offset, r.size) for r in s.push_constant_ranges
         ]
@@ -161,9 +169,9 @@ def _encoder(model: Model, constant_data: Callable[[Constant], Any]) -> Any:
         )
 
     enc.AddModelSequenceInputsOutputs(
-        [enc.AddBindingSlot(x.binding, resources[x.resource]) for x in model.inputs],
+        [slot(x.binding, x.resource) for x in model.inputs],
         [x.name for x in model.inputs],
-        [enc.AddBindingSlot(x.binding, resources[x.resource]) for x in model.outputs],
+        [slot(x.binding, x.resource) for x in model.outputs],
         [x.name for x in model.outputs],
     )
     enc.Finish()
