@@ -18,7 +18,7 @@ or a RESIZE parameter that is a graph input) cannot be checked here; docs/limits
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from types import MappingProxyType
 
 from vgfc.diagnostics import InputError
@@ -89,14 +89,54 @@ def violations(
     rules = RULES.get(op.op)
     if rules is None:
         return  # a structural op (CONST, CUSTOM) or one of the 1.1 draft's
+    key = _shape_key(graph, op)
+    if key is not None and key in _CLEAN:
+        return
     if op.op in _lowered():
         from vgfc.spirv.tosa_ops import check_operand_counts
 
         check_operand_counts(op)  # raises: the rules read the operands the grammar names
     v = OpView(graph, op, _operand_names(op.op), regions)
-    yield from check_level(v)
-    for rule in rules:
-        yield from rule(v)
+    broken = False
+    for rule in (check_level, *rules):
+        for found in rule(v):
+            broken = True
+            yield found
+    if key is not None and not broken and len(_CLEAN) < _CLEAN_MAX:
+        _CLEAN.add(key)
+
+
+_CLEAN: set[Hashable] = set()
+"""The keys (:func:`_shape_key`) of operators found to break nothing: a model repeats a few
+shapes of operator many times, and each is checked once per process."""
+_CLEAN_MAX = 1 << 16
+"""How many keys :data:`_CLEAN` holds at most (a hostile model's variety costs time, not
+memory)."""
+
+
+def _shape_key(graph: Graph, op: Operator) -> Hashable | None:
+    """Everything the rules read of ``op`` when it reads no constant and runs no region: the
+    version, the op, its attributes and its operands' shapes and element types; ``None`` for an
+    operator whose verdict depends on more (constant values, a region's graphs)."""
+    if op.op in _REGION_OPS:
+        return None
+    tensors = graph.tensors
+    ins = []
+    for name in op.inputs:
+        t = tensors[name]
+        if t.data is not None:
+            return None
+        ins.append((t.shape, t.dtype))
+    outs = tuple((tensors[n].shape, tensors[n].dtype) for n in op.outputs)
+    key = (graph.version, op.op, tuple(ins), outs, tuple(op.attrs.items()))
+    try:
+        hash(key)
+    except TypeError:  # an attribute no set can hold (an array)
+        return None
+    return key
+
+
+_REGION_OPS = frozenset({"COND_IF", "WHILE_LOOP"})
 
 
 def spec_errors(graph: Graph, *, first_only: bool = False) -> list[InputError]:
