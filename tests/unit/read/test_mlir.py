@@ -241,7 +241,9 @@ def test_the_graph_keeps_the_names_the_module_gives(
     from vgfc.vgf.decode import read_vgf
 
     (tmp_path / "m.mlir").write_text(_NAMED.replace("{B}", b).replace("{OUT}", out))
-    (tmp_path / "m.vgf").write_bytes(vgfc.compile(tmp_path / "m.mlir").vgf)
+    written = vgfc.compile(tmp_path / "m.mlir").vgf
+    assert written is not None
+    (tmp_path / "m.vgf").write_bytes(written)
     read = read_vgf(tmp_path / "m.vgf")
     assert [x.name for x in read.inputs] == inputs
     assert [x.name for x in read.outputs] == outputs
