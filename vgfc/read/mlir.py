@@ -21,6 +21,9 @@ How the translator runs (:func:`translate`, :func:`deserialize`, one runner):
   so nothing survives the command, whether it ends by an error, Ctrl-C or SIGKILL); to print
   a flatbuffer as MLIR, the flatbuffer goes in through such a file and the text comes back on
   standard output;
+- the graph's inputs and outputs keep the module's names (:data:`_KEEP_NAMES`), as vgfc keeps a
+  flatbuffer's; tosa-opt's own default, ``TosaInput_0``, is left to those the module leaves
+  unnamed;
 - it is bounded as a shader worker is: CPU time and address space (``setrlimit``, from
   :data:`vgfc.limits.LIMITS`), a wall-clock backstop far above the CPU time
   (:func:`vgfc.processes.backstop`), no core file, and it dies with vgfc;
@@ -71,6 +74,11 @@ _TEXT_PROBE = 4096
 """Bytes at the start of a file looked at for a NUL byte, to tell text from binary."""
 _ERROR = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): error: (?P<message>.*)$")
 _STDIN = "<stdin>"
+_KEEP_NAMES = "retain-graph-input-output-names=true"
+"""The graph's inputs and outputs keep the names the module gives them (``tosa.tensor_name``,
+what ``--tosa-deserialize`` prints): the MLIR of a flatbuffer compiles to that flatbuffer's VGF.
+An argument or result without a name is ``TosaInput_N``/``TosaOutput_N``, N counting the unnamed
+ones."""
 
 
 def form(head: bytes | bytearray | memoryview) -> str | None:
@@ -133,7 +141,12 @@ def translate(data: bytes | bytearray | memoryview | mmap.mmap, shown: str) -> m
     with tempfile.TemporaryFile(prefix="vgfc-mlir-") as out:
         fd = out.fileno()
         _run(
-            ["--tosa-serialize", f"--tosa-flatbuffer-filename=/dev/fd/{fd}", "-o", os.devnull],
+            [
+                f"--tosa-serialize={_KEEP_NAMES}",
+                f"--tosa-flatbuffer-filename=/dev/fd/{fd}",
+                "-o",
+                os.devnull,
+            ],
             data,
             (fd,),
             len(data),

@@ -51,7 +51,7 @@ def _run(
 @pytest.fixture(scope="module")
 def forms(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Each sample as MLIR text (m.mlir), bytecode (m.mlirbc) and the flatbuffer tosa-opt
-    serialises from that MLIR (m.tosa)."""
+    serialises from that MLIR, keeping its input and output names (m.tosa)."""
     work = tmp_path_factory.mktemp("mlir")
     (work / "tmp").mkdir()
     (work / "empty.mlir").write_text("")
@@ -68,7 +68,7 @@ def forms(tmp_path_factory: pytest.TempPathFactory) -> Path:
         _tosa_opt(f"{name}.mlir", "--emit-bytecode", "-o", f"{name}.mlirbc", cwd=work)
         _tosa_opt(
             f"{name}.mlir",
-            "--tosa-serialize",
+            "--tosa-serialize=retain-graph-input-output-names=true",
             f"--tosa-flatbuffer-filename={name}.tosa",
             "-o",
             os.devnull,
@@ -90,10 +90,11 @@ def test_the_form_is_told_by_content_not_by_name(forms: Path) -> None:
 
 @pytest.mark.parametrize("name", SAMPLES)
 def test_mlir_compiles_to_the_bytes_of_its_flatbuffer(forms: Path, name: str) -> None:
-    """Text, bytecode, standard input and vgfc-model-converter all give the flatbuffer's VGF."""
+    """Text, bytecode, standard input and vgfc-model-converter all give the VGF of the flatbuffer
+    the MLIR was printed from, its input and output names included."""
     out = forms / name
     out.mkdir(exist_ok=True)
-    expected = vgfc.compile(forms / f"{name}.tosa").vgf
+    expected = vgfc.compile(SAMPLES_DIR / f"{name}.tosa").vgf
     assert vgfc.compile(forms / f"{name}.mlir").vgf == expected
     assert vgfc.compile(forms / f"{name}.mlirbc").vgf == expected
     for source in (f"{name}.mlir", f"{name}.mlirbc"):
@@ -214,3 +215,35 @@ def test_mlir_over_its_limit_is_refused_before_the_translator_runs(tmp_path: Pat
         f.truncate(LIMITS.mlir_bytes_max + 1)
     with pytest.raises(InputError, match=r"more than the \d+ a model given as MLIR may have"):
         vgfc.load(huge)
+
+
+_NAMED = """func.func @main(%a: tensor<1x4xf32> {tosa.tensor_name = "image"},
+    %b: tensor<1x4xf32>{B}) -> (tensor<1x4xf32>{OUT}) {
+  %0 = tosa.add %a, %b : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("b", "out", "inputs", "outputs"),
+    [
+        (' {tosa.tensor_name = "bias"}', ' {tosa.tensor_name = "sum"}', ["image", "bias"], ["sum"]),
+        ("", "", ["image", "TosaInput_0"], ["TosaOutput_0"]),
+    ],
+    ids=["all-named", "partly-named"],
+)
+def test_the_graph_keeps_the_names_the_module_gives(
+    tmp_path: Path, b: str, out: str, inputs: list[str], outputs: list[str]
+) -> None:
+    """``tosa.tensor_name`` names the VGF's inputs and outputs (as a flatbuffer's tensor names
+    do); tosa-opt's ``TosaInput_N`` (N counting the unnamed) names the rest."""
+    from vgfc.vgf.decode import read_vgf
+
+    (tmp_path / "m.mlir").write_text(_NAMED.replace("{B}", b).replace("{OUT}", out))
+    written = vgfc.compile(tmp_path / "m.mlir").vgf
+    assert written is not None
+    (tmp_path / "m.vgf").write_bytes(written)
+    read = read_vgf(tmp_path / "m.vgf")
+    assert [x.name for x in read.inputs] == inputs
+    assert [x.name for x in read.outputs] == outputs
