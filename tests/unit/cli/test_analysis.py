@@ -3,13 +3,12 @@ per operator, in the reference converter's words, going on past every failure.""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from commands import run_text
 from paths import ROOT
 from reference_tools import tool
 from tosa_factory import Op, T, build, custom
@@ -18,16 +17,6 @@ BIN = Path(sys.executable).parent
 SIMPLE = ROOT / "samples" / "simple.tosa"
 LINE = re.compile(r"^(Successfully lowered|Failed to lower): tosa\.([a-z_0-9]+) at loc\(")
 INDEX = re.compile(r"\) \(op #(\d+)")
-
-
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=300,
-    )
 
 
 def _analysed(text: str) -> list[tuple[str, str, int]]:
@@ -56,7 +45,7 @@ def _two_foreign_ops(tmp_path: Path) -> Path:
 
 
 def test_names_the_operators_the_reference_names_and_writes_the_same_vgf(tmp_path: Path) -> None:
-    reference = _run(
+    reference = run_text(
         tool("model-converter", "ai-ml-sdk-model-converter"),
         "--experimental-analysis",
         "-i",
@@ -65,7 +54,7 @@ def test_names_the_operators_the_reference_names_and_writes_the_same_vgf(tmp_pat
         tmp_path / "ref.vgf",
     )
     assert reference.returncode == 0, reference.stderr
-    ours = _run(
+    ours = run_text(
         BIN / "vgfc-model-converter",
         "--experimental-analysis",
         "-i",
@@ -82,14 +71,14 @@ def test_names_the_operators_the_reference_names_and_writes_the_same_vgf(tmp_pat
     assert [index for _, _, index in mine] == list(range(5))
     assert all(kind == "Successfully lowered" for kind, _, _ in mine)
     assert "(op #2 'affine' (com.arm.VulkanCustomShader), shader partition 1)" in ours.stderr
-    plain = _run(BIN / "vgfc-model-converter", "-i", SIMPLE, "-o", tmp_path / "b.vgf")
+    plain = run_text(BIN / "vgfc-model-converter", "-i", SIMPLE, "-o", tmp_path / "b.vgf")
     assert plain.returncode == 0, plain.stderr
     assert (tmp_path / "a.vgf").read_bytes() == (tmp_path / "b.vgf").read_bytes()
 
 
 def test_goes_on_past_the_first_failure_and_says_why(tmp_path: Path) -> None:
     model = _two_foreign_ops(tmp_path)
-    reference = _run(
+    reference = run_text(
         tool("model-converter", "ai-ml-sdk-model-converter"),
         "--experimental-analysis",
         "-i",
@@ -101,7 +90,7 @@ def test_goes_on_past_the_first_failure_and_says_why(tmp_path: Path) -> None:
     assert "failed to legalize operation 'tosa.custom'" in reference.stderr
     assert not any(kind == "Failed to lower" for kind, _, _ in _analysed(reference.stderr))
     out = tmp_path / "out.vgf"
-    ours = _run(BIN / "vgfc-model-converter", "--experimental-analysis", "-i", model, "-o", out)
+    ours = run_text(BIN / "vgfc-model-converter", "--experimental-analysis", "-i", model, "-o", out)
     assert ours.returncode == 1
     assert not out.exists()
     mine = _analysed(ours.stderr)
@@ -125,27 +114,27 @@ def test_goes_on_past_the_first_failure_and_says_why(tmp_path: Path) -> None:
 def test_check_prints_the_analysis_on_standard_output(tmp_path: Path) -> None:
     model = _two_foreign_ops(tmp_path)
     for flag in ("--analysis", "--experimental-analysis"):
-        run = _run(BIN / "vgfc", "check", flag, model)
+        run = run_text(BIN / "vgfc", "check", flag, model)
         assert run.returncode == 1
         assert [index for _, _, index in _analysed(run.stdout)] == [0, 1, 2, 3]
         assert _analysed(run.stderr) == []
-    plain = _run(BIN / "vgfc", "check", model)
+    plain = run_text(BIN / "vgfc", "check", model)
     assert _analysed(plain.stdout) == []
 
 
 def test_check_json_carries_the_analysis() -> None:
     import json
 
-    run = _run(BIN / "vgfc", "check", "--json", "--analysis", SIMPLE)
+    run = run_text(BIN / "vgfc", "check", "--json", "--analysis", SIMPLE)
     assert run.returncode == 0, run.stderr
     lines = json.loads(run.stdout)["analysis"]
     assert [index for _, _, index in _analysed("\n".join(lines))] == list(range(5))
-    assert "analysis" not in json.loads(_run(BIN / "vgfc", "check", "--json", SIMPLE).stdout)
+    assert "analysis" not in json.loads(run_text(BIN / "vgfc", "check", "--json", SIMPLE).stdout)
 
 
 @pytest.mark.parametrize("value", ["", "yes", "1"])
 def test_takes_no_value(value: str, tmp_path: Path) -> None:
-    run = _run(
+    run = run_text(
         BIN / "vgfc-model-converter",
         f"--experimental-analysis={value}",
         "-i",

@@ -6,12 +6,11 @@ SPIRV-Tools cannot disassemble that set)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from commands import run_text
 from kernel_models import OPS, single
 from reference_tools import tool
 from spirv_words import CALL_SET, calls, described, instructions
@@ -22,19 +21,9 @@ import vgfc
 BIN = Path(sys.executable).parent
 
 
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=300,
-    )
-
-
 def _module(vgf: Path, index: int = 0) -> bytes:
     out = vgf.with_suffix(f".{index}.spv")
-    dump = _run(
+    dump = run_text(
         tool("vgf_dump", "ai-ml-sdk-vgf-library"), "-i", vgf, "-o", out, "--dump-spirv", str(index)
     )
     assert dump.returncode == 0, dump.stderr
@@ -43,14 +32,16 @@ def _module(vgf: Path, index: int = 0) -> bytes:
 
 def _reference(model: Path, *flags: str) -> bytes:
     out = model.with_suffix(".ref.vgf")
-    run = _run(tool("model-converter", "ai-ml-sdk-model-converter"), *flags, "-i", model, "-o", out)
+    run = run_text(
+        tool("model-converter", "ai-ml-sdk-model-converter"), *flags, "-i", model, "-o", out
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     return _module(out)
 
 
 def _vgfc(model: Path, *flags: str) -> bytes:
     out = model.with_suffix(".vgfc.vgf")
-    run = _run(BIN / "vgfc", "compile", "-q", model, "-o", out, *flags)
+    run = run_text(BIN / "vgfc", "compile", "-q", model, "-o", out, *flags)
     assert run.returncode == 0, run.stderr
     return _module(out)
 
@@ -107,11 +98,13 @@ def test_the_call_is_the_reference_converters(tmp_path: Path) -> None:
 
 def test_one_partition_holds_the_call(tmp_path: Path) -> None:
     model = _unpool(tmp_path)
-    run = _run(BIN / "vgfc", "partition", "--json", "--custom-op-domain-to-opcode", "TFL:3", model)
+    run = run_text(
+        BIN / "vgfc", "partition", "--json", "--custom-op-domain-to-opcode", "TFL:3", model
+    )
     assert run.returncode == 0, run.stderr
     (partition,) = json.loads(run.stdout)["partitions"]
     assert partition["kind"] == "ml"
-    refused = _run(BIN / "vgfc", "compile", "-q", model, "-o", tmp_path / "no.vgf")
+    refused = run_text(BIN / "vgfc", "compile", "-q", model, "-o", tmp_path / "no.vgf")
     assert refused.returncode == 1
     assert "op #1 CUSTOM 'MaxUnpool' (TFL): no kernel for custom operator" in refused.stderr
 
@@ -143,7 +136,7 @@ def test_an_empty_name_and_payload_are_one_zero_byte_as_the_reference_passes_the
 def test_model_converter_writes_what_compile_writes(tmp_path: Path) -> None:
     model = _unpool(tmp_path)
     out = tmp_path / "mc.vgf"
-    run = _run(
+    run = run_text(
         BIN / "vgfc-model-converter",
         "--custom-op-domain-to-opcode",
         "TFL:3",
@@ -155,7 +148,7 @@ def test_model_converter_writes_what_compile_writes(tmp_path: Path) -> None:
     assert (run.returncode, run.stderr) == (0, "")
     compiled = tmp_path / "c.vgf"
     assert (
-        _run(
+        run_text(
             BIN / "vgfc",
             "compile",
             "-q",
@@ -174,9 +167,9 @@ def test_model_converter_writes_what_compile_writes(tmp_path: Path) -> None:
 
 def test_the_option_wins_over_a_kernel_library_that_binds_the_domain(tmp_path: Path) -> None:
     model = single(tmp_path, "Affine", attrs={"scale": 2.0})
-    bound = _run(BIN / "vgfc", "partition", "--json", "--kernels", OPS, model)
+    bound = run_text(BIN / "vgfc", "partition", "--json", "--kernels", OPS, model)
     assert [p["kind"] for p in json.loads(bound.stdout)["partitions"]] == ["shader"]
-    called = _run(
+    called = run_text(
         BIN / "vgfc",
         "partition",
         "--json",
@@ -192,7 +185,7 @@ def test_the_option_wins_over_a_kernel_library_that_binds_the_domain(tmp_path: P
 
 
 def test_analysis_names_the_call(tmp_path: Path) -> None:
-    run = _run(
+    run = run_text(
         BIN / "vgfc",
         "check",
         "--analysis",
@@ -225,9 +218,11 @@ def test_broken_values_are_usage_errors(
     model = _unpool(tmp_path)
     out = tmp_path / "out.vgf"
     if command == "compile":
-        run = _run(BIN / "vgfc", "compile", model, "-o", out, "--custom-op-domain-to-opcode", value)
+        run = run_text(
+            BIN / "vgfc", "compile", model, "-o", out, "--custom-op-domain-to-opcode", value
+        )
     else:
-        run = _run(
+        run = run_text(
             BIN / "vgfc-model-converter",
             "--custom-op-domain-to-opcode",
             value,
@@ -247,10 +242,10 @@ def test_broken_values_are_usage_errors(
 def test_a_domain_given_two_opcodes_is_refused(tmp_path: Path) -> None:
     model = _unpool(tmp_path)
     flags = ["--custom-op-domain-to-opcode", "TFL:1", "--custom-op-domain-to-opcode", "TFL:2"]
-    run = _run(BIN / "vgfc", "compile", model, "-o", tmp_path / "o.vgf", *flags)
+    run = run_text(BIN / "vgfc", "compile", model, "-o", tmp_path / "o.vgf", *flags)
     assert run.returncode == 2
     assert "'TFL' is given two opcodes, 1 and 2" in run.stderr
-    same = _run(
+    same = run_text(
         BIN / "vgfc", "compile", "-q", model, "-o", tmp_path / "o.vgf", *flags[:2], *flags[:2]
     )
     assert same.returncode == 0, same.stderr

