@@ -323,6 +323,12 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def verdict(summary: dict[str, Any]) -> int:
+    """The exit status of a comparison: 1 where vgfc is worse than the reference on a call, or
+    computes other numbers than it where both ran; else 0."""
+    return 1 if summary["vgfc_worse"] or summary["bit_identical"] < summary["both_ran"] else 0
+
+
 def main(out: Path, results_path: Path | None, table: Path | None, seed: int) -> int:
     results = judge_all(out, seed)
     print(json.dumps(results["summary"], indent=1))
@@ -330,4 +336,4 @@ def main(out: Path, results_path: Path | None, table: Path | None, seed: int) ->
         results_path.write_text(json.dumps(results, indent=1) + "\n")
     if table is not None:
         table.write_text(markdown(results))
-    return 0
+    return verdict(results["summary"])

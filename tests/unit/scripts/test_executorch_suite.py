@@ -249,3 +249,26 @@ def test_gather_and_scatter_indices_given_as_inputs_are_drawn_in_range(
     assert found["oracle"] == "ok"
     assert found["vgfc"] == {"class": "pass", "error": ""}
     assert found["reference"] == {"class": "pass", "error": ""}
+
+
+def _summary(vgfc: str, reference: str, same: bool | None) -> dict:
+    call: dict = {"call": "call-0", "vgfc": {"class": vgfc}, "reference": {"class": reference}}
+    if same is not None:
+        call["same"] = same
+    return compare.summary({"t": {"calls": [call]}})
+
+
+@pytest.mark.parametrize(
+    ("vgfc", "reference", "same", "status"),
+    [
+        ("pass", "pass", True, 0),
+        ("refused", "refused", None, 0),
+        ("refused", "pass", None, 1),  # vgfc refuses what the reference compiles
+        ("pass", "pass", False, 1),  # other numbers where both ran
+        ("pass", "refused", None, 0),  # better than the reference
+    ],
+)
+def test_the_comparison_fails_where_vgfc_is_worse(
+    vgfc: str, reference: str, same: bool | None, status: int
+) -> None:
+    assert compare.verdict(_summary(vgfc, reference, same)) == status
