@@ -15,7 +15,7 @@ from types import MappingProxyType
 from vgfc.ir import Graph, Operator, Tensor
 from vgfc.record import replace
 
-__all__ = ["in_order", "readers", "rebuild", "renamed", "resolved"]
+__all__ = ["edited", "in_order", "readers", "rebuild", "renamed", "resolved"]
 
 
 def readers(operators: Iterable[Operator]) -> dict[str, list[Operator]]:
@@ -103,3 +103,22 @@ def rebuild(
         for name in gone - named:
             table.pop(name, None)
     return replace(graph, operators=ops, tensors=MappingProxyType(table))
+
+
+def edited(
+    graph: Graph, changed: Mapping[int, Operator | None], rename: Mapping[str, str]
+) -> Graph:
+    """``graph`` with the operators ``changed`` names (by index) replaced, or removed where it
+    maps them to ``None`` (their results dropped), and every operand renamed by ``rename``;
+    ``graph`` itself when nothing changed."""
+    if not changed:
+        return graph
+    operators = []
+    dropped: list[str] = []
+    for op in graph.operators:
+        new = changed.get(op.index, op)
+        if new is None:
+            dropped.extend(op.outputs)
+        else:
+            operators.append(renamed(new, rename))
+    return rebuild(graph, operators, dropped=dropped)

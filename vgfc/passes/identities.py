@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from vgfc.ir import Data, DType, Graph, Operator, Tensor
-from vgfc.passes.edit import in_order, readers, rebuild, renamed
+from vgfc.passes.edit import edited, in_order, readers, renamed
 from vgfc.passes.records import Rewrite, Rewritten
 from vgfc.record import replace
 
@@ -192,14 +192,4 @@ def identities(graph: Graph) -> Rewritten:
                 continue
         if op is not original:
             changed[original.index] = op
-    if not changed:
-        return Rewritten(graph)
-    operators = []
-    dropped: list[str] = []
-    for op in graph.operators:
-        new = changed.get(op.index, op)
-        if new is None:
-            dropped.extend(op.outputs)
-        else:
-            operators.append(renamed(new, rename))
-    return Rewritten(rebuild(graph, operators, dropped=dropped), tuple(rewrites))
+    return Rewritten(edited(graph, changed, rename), tuple(rewrites))

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from vgfc.ir import Graph, Operator, Tensor
-from vgfc.passes.edit import in_order, rebuild, renamed
+from vgfc.passes.edit import edited, in_order, renamed
 from vgfc.passes.records import Rewrite, Rewritten
 from vgfc.record import replace
 
@@ -92,17 +92,7 @@ def simplify(graph: Graph) -> Rewritten:
             changed[original.index] = op
         for name in op.outputs:
             producer[name] = op
-    if not changed:
-        return Rewritten(graph)
-    operators = []
-    dropped: list[str] = []
-    for op in graph.operators:
-        new = changed.get(op.index, op)
-        if new is None:
-            dropped.extend(op.outputs)
-        else:
-            operators.append(renamed(new, rename))
-    return Rewritten(rebuild(graph, operators, dropped=dropped), tuple(rewrites))
+    return Rewritten(edited(graph, changed, rename), tuple(rewrites))
 
 
 def first_op(op: Operator | None) -> str | None:
