@@ -204,6 +204,7 @@ def _lower(done: Compilation, request: Request) -> Produced:
         skip=done.unbound,
         on_shader=None if request.on_stage is None else _shader_progress(request.on_stage),
         debug_info=request.options.debug_info,
+        replicated_composites=request.options.replicated_composites,
     )
     return {
         "modules": lowered.modules,

@@ -414,7 +414,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "replicated_composites",
         ("--disable-replicated-composites",),
-        "Fail when the result uses VK_EXT_shader_replicated_composites (vgfc cannot avoid it).",
+        "Spell out constants of equal elements, so that no graph module needs "
+        "VK_EXT_shader_replicated_composites (a shader's own SPIR-V that does is an error).",
         default=True,
         commands=("model-converter",),
         into="replicated_composites",

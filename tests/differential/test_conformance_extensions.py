@@ -152,9 +152,15 @@ def test_rescale_multiplier_and_shift_may_be_graph_inputs(tmp_path: Path) -> Non
     assert np.count_nonzero(results[0]) > results[0].size // 2
 
 
-@pytest.mark.parametrize("dtype", ["INT8", "FP32", "BOOL", "FP8E5M2"])
-def test_pad_with_its_value_from_an_input_runs_and_pads_with_it(dtype: str, tmp_path: Path) -> None:
-    """The generator's dynamic PAD tests add no padding; this one does, on three sides."""
+@pytest.mark.parametrize(
+    ("dtype", "replicated"),
+    [("INT8", True), ("FP32", True), ("BOOL", True), ("FP8E5M2", True), ("INT8", False)],
+)
+def test_pad_with_its_value_from_an_input_runs_and_pads_with_it(
+    dtype: str, replicated: bool, tmp_path: Path
+) -> None:
+    """The generator's dynamic PAD tests add no padding; this one does, on three sides (and with
+    ``--disable-replicated-composites``, whose mask of the input's shape is spelt out)."""
     import dataclasses
 
     import ml_dtypes
@@ -163,6 +169,8 @@ def test_pad_with_its_value_from_an_input_runs_and_pads_with_it(dtype: str, tmp_
 
     import vgfc
     from vgfc.runner import run_vgf
+    from vgfc.vgf.decode import read_vgf
+    from vgfc.vgf.profiles import uses_capability
 
     harness_ready()
     # No SELECT of fp8 in the emulation layer: vgfc selects fp8 as fp16 (the FP32 case, retyped).
@@ -175,7 +183,9 @@ def test_pad_with_its_value_from_an_input_runs_and_pads_with_it(dtype: str, tmp_
     model.write_bytes(
         dataclasses.replace(case, inputs=(x, padding, value), outputs=outputs).model()
     )
-    vgfc.compile(model, tmp_path / "m.vgf")
+    vgfc.compile(model, tmp_path / "m.vgf", replicated_composites=replicated)
+    spirv = [m.spirv for m in read_vgf(tmp_path / "m.vgf").modules if m.spirv is not None]
+    assert any(uses_capability(m, "ReplicatedCompositesEXT") for m in spirv) is replicated
     rng = np.random.default_rng(3)
     kind = {"INT8": np.int8, "FP32": np.float32, "BOOL": np.bool_,
             "FP8E5M2": ml_dtypes.float8_e5m2}[dtype]  # fmt: skip

@@ -59,13 +59,15 @@ def lower(
     skip: frozenset[int] = frozenset(),
     on_shader: Callable[[int, int], None] | None = None,
     debug_info: bool = False,
+    replicated_composites: bool = True,
 ) -> Lowered:
     """Lower every partition of ``plan``. ``bindings`` are the logical binding ids of the values
     that cross partitions; ``skip`` holds operator indices that failed an earlier stage (their
     partitions are left out, so one broken op is reported once). Raises the first
     :class:`VgfcError` unless ``keep_going``. ``on_shader(done, total)`` is told as each
     shader partition is lowered (a terminal's progress line). ``debug_info``: graph modules
-    carry NonSemantic.Graph.DebugInfo.1 instructions (:mod:`vgfc.lower.debug_info`)."""
+    carry NonSemantic.Graph.DebugInfo.1 instructions (:mod:`vgfc.lower.debug_info`);
+    ``replicated_composites`` off: they spell constants of equal elements out."""
     requests = _shader_requests(graph, plan, options, skip)
     builds = None
     if requests:
@@ -73,7 +75,9 @@ def lower(
 
         builds = ShaderBuilds(requests)
     try:
-        graphs = _lower_graphs(graph, plan, bindings, keep_going, skip, options, debug_info)
+        graphs = _lower_graphs(
+            graph, plan, bindings, keep_going, skip, options, debug_info, replicated_composites
+        )
         modules: list[LoweredModule | None] = []
         diagnostics: list[Diagnostic] = []
         includes: list[str] = []
@@ -131,6 +135,7 @@ def _lower_graphs(
     skip: frozenset[int],
     options: CompileOptions | None = None,
     debug_info: bool = False,
+    replicated_composites: bool = True,
 ) -> dict[int, GraphModule | Exception]:
     """The graph module (or the error) of each ML partition, by partition index. They need
     nothing from the shaders, so they go first, while the shaders build; without ``keep_going``
@@ -153,6 +158,7 @@ def _lower_graphs(
                 constant_ids=constant_ids,
                 spirv_version=version,
                 debug_info=debug_info,
+                replicated_composites=replicated_composites,
             )
         except Exception as e:  # raised by lower() in partition order
             graphs[i] = e

@@ -361,6 +361,7 @@ def lower_partition(
     constant_ids: Mapping[str, int] | None = None,
     spirv_version: tuple[int, int] = GRAPH_SPIRV,
     debug_info: bool = False,
+    replicated_composites: bool = True,
 ) -> GraphModule:
     """Lower one ML partition of ``graph`` to a SPIR-V graph module.
 
@@ -370,7 +371,10 @@ def lower_partition(
     (from :func:`graph_constant_ids`, computed once for all partitions) is found here when not
     given. ``spirv_version`` is the module's (the target environment's, at most
     :data:`~vgfc.environments.GRAPH_SPIRV`); ``debug_info`` adds the reference converter's
-    NonSemantic.Graph.DebugInfo.1 instructions (:mod:`vgfc.lower.debug_info`). Raises
+    NonSemantic.Graph.DebugInfo.1 instructions (:mod:`vgfc.lower.debug_info`);
+    ``replicated_composites`` off spells out constants of equal elements
+    (``--disable-replicated-composites``), so the module needs no
+    VK_EXT_shader_replicated_composites. Raises
     :class:`UnsupportedError` for operators or tensors TOSA.001000.1 cannot express.
     """
     if partition.kind is not PartitionKind.ML:
@@ -379,6 +383,7 @@ def lower_partition(
     if constant_ids is None:
         constant_ids = graph_constant_ids(graph, inline_limit)
     em = _Emitter(graph, constant_ids, name or _default_name(partition), spirv_version)
+    em.builder.replicated_composites = replicated_composites
     # Everything a user can fix is reported before anything is built. One handler for the loop,
     # not a context manager per op: a 100,000-op graph pays for each.
     op = None

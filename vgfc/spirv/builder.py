@@ -91,6 +91,10 @@ class ModuleBuilder:
         # constant_u32 by value: array lengths, shape dimensions and enum operands ask for few
         # values many times, and this skips building the key of the OpConstant each time.
         self._u32: dict[int, int] = {}
+        self.replicated_composites = True
+        """Whether constants of equal elements may be written as
+        ``OpConstantCompositeReplicateEXT`` (:func:`vgfc.spirv.tensors.tensor_constant`); off,
+        they are spelt out, and the module needs no VK_EXT_shader_replicated_composites."""
 
     def copy(self) -> ModuleBuilder:
         """An independent builder holding everything this one holds, to go on from: what
@@ -106,6 +110,7 @@ class ModuleBuilder:
         other._imports = dict(self._imports)
         other._shared = dict(self._shared)
         other._u32 = dict(self._u32)
+        other.replicated_composites = self.replicated_composites
         return other
 
     # -- ids and raw instructions ---------------------------------------------------------

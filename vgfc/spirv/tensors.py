@@ -181,7 +181,8 @@ def tensor_constant(
     (:func:`data_bits`, :func:`value_bits`).
 
     ``replicate`` allows ``OpConstantCompositeReplicateEXT``: the reference converter uses it for
-    constant operands (CONST, CONST_SHAPE) but never for attribute lists such as ``stride``.
+    constant operands (CONST, CONST_SHAPE) but never for attribute lists such as ``stride``; a
+    builder whose ``replicated_composites`` is off spells every element out instead.
     ``null`` allows ``OpConstantNull`` for an all-zero value.
     """
     dims = spirv_shape(shape, dtype)
@@ -192,7 +193,7 @@ def tensor_constant(
     if null and _is_zero(dtype, bits):
         return b.constant_null(type_id)
     scalar = element_type(b, dtype)
-    if replicate and len(bits) > 1 and all(v == bits[0] for v in bits):
+    if replicate and b.replicated_composites and len(bits) > 1 and all(v == bits[0] for v in bits):
         return b.constant_replicate(type_id, _scalar_from_bits(b, dtype, scalar, bits[0]))
     return _composite(b, dtype, scalar, dims, list(bits))
 

@@ -265,15 +265,16 @@ def uses_capability(spirv: bytes, capability: str) -> bool:
 
 
 def replicated_composites_errors(model: Model, source: str | None) -> list[VgfcError]:
-    """``--disable-replicated-composites`` (``vgfc-model-converter``): a module that needs
-    VK_EXT_shader_replicated_composites is an error, since vgfc cannot avoid it."""
+    """``--disable-replicated-composites`` (``vgfc-model-converter``): a module that still needs
+    VK_EXT_shader_replicated_composites is an error. The graph modules vgfc writes then spell
+    every constant out, so only a shader's own SPIR-V can need it."""
     from vgfc.diagnostics import UnsupportedError
 
     return [
         UnsupportedError(
             f"--disable-replicated-composites: module '{module.name}' needs "
-            "VK_EXT_shader_replicated_composites (vgfc writes constants whose elements "
-            "are all equal that way and has no option to avoid it)",
+            "VK_EXT_shader_replicated_composites (its SPIR-V declares the "
+            "ReplicatedCompositesEXT capability)",
             file=source,
         )
         for module in model.modules

