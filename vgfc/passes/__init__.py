@@ -15,8 +15,9 @@ compile report lists (``passes``). The spine (:mod:`vgfc.compiler`) runs them wi
 - ``identities``: MUL by one, ADD or SUB of zero removed where the result keeps every bit, and
   SELECT of a LOGICAL_NOT swapped (:mod:`vgfc.passes.identities`).
 - ``simplify``: operators that compute nothing (IDENTITY, a RESHAPE to the same shape, a
-  TRANSPOSE by the identity, ...) removed, and RESHAPE of RESHAPE, TRANSPOSE of TRANSPOSE
-  composed (:mod:`vgfc.passes.simplify`).
+  TRANSPOSE by the identity, a CLAMP over its type's whole range, ...) removed, RESHAPE of
+  RESHAPE and TRANSPOSE of TRANSPOSE composed, and a SLICE of CONCAT made to read the operand it
+  takes (:mod:`vgfc.passes.simplify`).
 - ``dedupe``: duplicate constants and duplicate operators (same op, inputs and attributes) made
   one (:mod:`vgfc.passes.dedupe`).
 - ``dead-code``: operators whose results nothing reads removed (:mod:`vgfc.passes.dead`).
