@@ -84,12 +84,9 @@ def rescales(draw: Any) -> dict[str, Any]:
         multipliers = 1 << rng.integers(0, top - 1, channels, endpoint=True)
     else:
         multipliers = rng.integers(0, (1 << top) - 1, channels, endpoint=True)
-    if scale32:
-        # apply_scale_32 REQUIREs |value| < 1 << (shift - 1).
-        least = max(2, peak.bit_length() + 1)
-    else:
-        # apply_scale_16 REQUIREs an INT32 result: keep it within 30 bits.
-        least = max(2, peak.bit_length() + 15 - 30)
+    # apply_scale_32 REQUIREs |value| < 1 << (shift - 1); apply_scale_16 an INT32 result
+    # (here kept within 30 bits: value bits + 15 multiplier bits - shift <= 30).
+    least = max(2, peak.bit_length() + 1 if scale32 else peak.bit_length() + 15 - 30)
     # From saturating scales to ones that leave a bit or two.
     shifts = np.asarray([draw(st.integers(least, min(62, least + 34))) for _ in range(channels)])
     return {
@@ -262,3 +259,64 @@ def test_special_values_fold_as_the_reference_model_computes_them(
     _, have, want = _folded(tmp_path, build(tensors, ops, ["x"], ["out"]))
     assert have is not None
     assert have.view(np.uint32).tolist() == want.astype(np.float32).view(np.uint32).tolist()
+
+
+def test_folded_and_unfolded_vgfs_compute_the_same_bits(stack: object, tmp_path: Path) -> None:
+    """A bias rescaled per channel (DOUBLE_ROUND, shifts 31 to 38) added to an input, and an
+    FP32 scale computed from constants (MUL, ADD, MAXIMUM with 0, NEGATE, ABS) multiplying an
+    input: folded, the VGF leaves two operators of nine for the GPU and computes the bits of the
+    unfolded VGF on the emulation stack, and of the reference model."""
+    import vgfc
+    from vgfc.runner.run import run_vgf
+
+    row = (1, 8)
+    consts = {
+        "bias": T("bias", row, "INT32", np.arange(-400, 400, 100, dtype=np.int32).reshape(row)),
+        "m": T("m", (8,), "INT32", np.full(8, 1 << 30, np.int32)),
+        "s": T("s", (8,), "INT8", np.arange(31, 39, dtype=np.int8)),
+        "zp": T("zp", (1,), "INT32", np.zeros(1, np.int32)),
+        "w": T("w", row, "FP32", np.linspace(-2, 2, 8, dtype=np.float32).reshape(row)),
+        "k": T("k", row, "FP32", np.full(row, 0.37, np.float32)),
+        "b": T("b", row, "FP32", np.full(row, 0.25, np.float32)),
+        "shift": T("shift", (1,), "INT8", np.zeros(1, np.int8)),
+        "zero": T("zero", row, "FP32", np.full(row, 0.5, np.float32)),
+        "fzp": T("fzp", (1,), "FP32", np.zeros(1, np.float32)),
+    }
+    computed = [T(n, row, "INT32") for n in ("x", "rb", "y")]
+    computed += [T(n, row, "FP32") for n in ("xf", "wk", "wb", "wr", "wn", "wa", "z")]
+    rescale = {
+        "scale32": True,
+        "rounding_mode": ROUNDING["DOUBLE_ROUND"],
+        "per_channel": True,
+        "input_unsigned": False,
+        "output_unsigned": False,
+    }
+    ops = [Op("CONST", [], [n], "ConstAttribute") for n in consts]
+    ops += [
+        Op("RESCALE", ["bias", "m", "s", "zp", "zp"], ["rb"], "RescaleAttribute", rescale),
+        Op("ADD", ["x", "rb"], ["y"], "AddAttribute"),
+        Op("MUL", ["w", "k", "shift"], ["wk"], "MulAttribute"),
+        Op("ADD", ["wk", "b"], ["wb"], "AddAttribute"),
+        Op("MAXIMUM", ["wb", "zero"], ["wr"], "MaximumAttribute", {"nan_mode": PROPAGATE}),
+        Op("NEGATE", ["wr", "fzp", "fzp"], ["wn"], "NegateAttribute"),
+        Op("ABS", ["wn"], ["wa"], "AbsAttribute"),
+        Op("MUL", ["xf", "wa", "shift"], ["z"], "MulAttribute"),
+    ]
+    data = build([*consts.values(), *computed], ops, ["x", "xf"], ["y", "z"])
+    model = tmp_path / "model.tosa"
+    model.write_bytes(data)
+    folded, unfolded = tmp_path / "folded.vgf", tmp_path / "unfolded.vgf"
+    report = vgfc.compile(model, folded)
+    vgfc.compile(model, unfolded, optimize=False)
+    kinds = sorted(r.kind for r in report.rewrites if r.action == "folded")
+    assert kinds == ["ABS", "ADD", "MAXIMUM", "MUL", "NEGATE", "RESCALE"]
+    x = np.arange(-4, 4, dtype=np.int32).reshape(row)
+    xf = np.linspace(-3, 3, 8, dtype=np.float32).reshape(row)
+    have = run_vgf(folded, [x, xf])
+    want = run_vgf(unfolded, [x, xf])
+    graph = compile_model(model, stop_after="passes").graph
+    assert graph is not None
+    oracle = run_reference_model(data, graph, {"x": x, "xf": xf}, ["y", "z"])
+    for name in ("y", "z"):
+        assert have[name].tobytes() == want[name].tobytes(), name
+        assert have[name].tobytes() == oracle[name].tobytes(), name
