@@ -47,6 +47,8 @@ _INPUTS = {DType.INT8: 8, DType.INT16: 16, DType.INT32: 32, DType.INT48: 48}
 _OUTPUTS = {DType.INT8: 8, DType.INT16: 16, DType.INT32: 32}
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 _ROUNDINGS = frozenset({"SINGLE_ROUND", "DOUBLE_ROUND"})
+_CHUNK_ELEMENTS = 1 << 18
+"""Elements scaled at once: int64 temporaries of 2 MiB each."""
 
 
 def _flags_allowed(op: Operator, source: DType, target: DType) -> bool:
@@ -98,7 +100,7 @@ def rescale(
         return None
     if not _flags_allowed(op, source, target):
         return None
-    scale32, per_channel = op.attrs["scale32"], op.attrs["per_channel"]
+    scale32, per_channel = op.attrs["scale32"] is True, op.attrs["per_channel"] is True
     in_unsigned = op.attrs["input_unsigned"] is True
     out_unsigned = op.attrs["output_unsigned"] is True
     double_round = op.attrs["rounding_mode"] == "DOUBLE_ROUND"
@@ -120,17 +122,46 @@ def rescale(
         return None
     if m.min() < 0 or s.min() < 2 or s.max() > 62:
         return None
-    if not per_channel:  # one multiplier and shift for the whole tensor, of any rank
-        m, s = m.reshape(()), s.reshape(())
 
-    value = x.astype(np.int64)
-    if in_unsigned:
-        value &= (1 << _INPUTS[source]) - 1
-    value = value - in_zp
-    # Per channel, the multipliers and shifts broadcast along the last axis, as the channels.
+    # Rows of channels (one column per tensor), scaled a chunk of rows at a time so that the
+    # int64 temporaries stay small beside the constant, whatever its size.
+    rows = x.reshape(-1, channels)
+    bits = _OUTPUTS[target]
+    result = np.empty(rows.shape, np.dtype(f"i{bits // 8}"))
+    step = max(1, _CHUNK_ELEMENTS // channels)
+    for first in range(0, rows.shape[0], step):
+        value = rows[first : first + step].astype(np.int64)
+        if in_unsigned:
+            value &= (1 << _INPUTS[source]) - 1
+        scaled = _apply_scale(value - in_zp, m, s, scale32, double_round)
+        if scaled is None:
+            return None
+        scaled += out_zp
+        if scaled.min() < _INT32_MIN or scaled.max() > _INT32_MAX:
+            return None  # apply_add_s REQUIREs an INT32
+        if out_unsigned:
+            if scaled.min() < 0:
+                return None
+            clipped = np.minimum(scaled, (1 << bits) - 1)
+            result[first : first + step] = clipped.astype(np.dtype(f"u{bits // 8}")).view(
+                result.dtype
+            )
+        else:
+            low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+            result[first : first + step] = np.clip(scaled, low, high)
+    return result.reshape(x.shape)
+
+
+def _apply_scale(
+    value: Array, m: Array, s: Array, scale32: bool, double_round: bool
+) -> Array | None:
+    """``apply_scale_32`` or ``apply_scale_16`` of int64 values (rows of channels) by one
+    multiplier and shift per channel; ``None`` where a REQUIRE fails."""
+    import numpy as np
+
     half = np.left_shift(np.int64(1), s - 1)
     if scale32:
-        if value.size and (value.min() < _INT32_MIN or value.max() > _INT32_MAX):
+        if value.min() < _INT32_MIN or value.max() > _INT32_MAX:
             return None
         if np.any(value < -half) or np.any(value >= half):
             return None
@@ -138,20 +169,8 @@ def rescale(
         if double_round:
             extra = np.where(value >= 0, np.int64(1 << 30), np.int64(-(1 << 30)))
             rounding = rounding + np.where(s > 31, extra, np.int64(0))
-        scaled = (value * m + rounding) >> s
-    else:
-        scaled = (value * m + half) >> s
-        if scaled.size and (scaled.min() < _INT32_MIN or scaled.max() > _INT32_MAX):
-            return None
-    result = scaled + out_zp
-    if result.size and (result.min() < _INT32_MIN or result.max() > _INT32_MAX):
+        return (value * m + rounding) >> s  # type: ignore[no-any-return]
+    scaled = (value * m + half) >> s
+    if scaled.min() < _INT32_MIN or scaled.max() > _INT32_MAX:
         return None
-    bits = _OUTPUTS[target]
-    if out_unsigned:
-        if result.size and result.min() < 0:
-            return None
-        clipped = np.minimum(result, (1 << bits) - 1)
-        unsigned = np.dtype(f"u{bits // 8}")
-        return clipped.astype(unsigned).view(np.dtype(f"i{bits // 8}"))  # type: ignore[no-any-return]
-    clipped = np.clip(result, -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    return clipped.astype(np.dtype(f"i{bits // 8}"))  # type: ignore[no-any-return]
+    return scaled  # type: ignore[no-any-return]

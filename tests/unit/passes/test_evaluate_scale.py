@@ -177,3 +177,25 @@ def test_the_fold_pass_makes_a_constant_of_a_rescale() -> None:
     assert [(r.kind, r.action) for r in done.rewrites] == [("RESCALE", "folded")]
     folded = done.graph.tensors["r"].data
     assert folded is not None and folded.array.tolist() == [-51, 1, 49]
+
+
+def test_a_large_constant_is_scaled_a_chunk_of_rows_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Chunks (here of 2 rows of 3 channels) give the whole tensor's values, and a REQUIRE
+    failing in the last chunk refuses the whole fold."""
+    import vgfc.passes.evaluate_scale as evaluate_scale
+
+    x = np.arange(-21, 21, dtype=np.int64).reshape(7, 2, 3)
+    args = ([1 << 30, 1 << 30, 3 << 28], [30, 31, 30])
+    whole = _rescale(x, I16, I16, *args, per_channel=True)
+    monkeypatch.setattr(evaluate_scale, "_CHUNK_ELEMENTS", 6)
+    chunked = _rescale(x, I16, I16, *args, per_channel=True)
+    assert whole is not None and chunked is not None
+    assert chunked.tolist() == whole.tolist()
+    assert whole[..., 1].tolist() == ((x[..., 1] + 1) // 2).tolist()
+    # value 20 needs shift > 5 with scale32: shift 5 refuses, though the first chunks pass.
+    late = x.copy()
+    late[:-1] = 0
+    assert _rescale(late, I16, I16, 1 << 4, 5) is None
+    assert _rescale(np.zeros_like(late), I16, I16, 1 << 4, 5) is not None
