@@ -15,15 +15,21 @@ What is folded, and what is not:
   a float to an integer (rounding modes and saturation numpy does not share), FP8.
 - ADD, SUB on INT32 and MUL of INT8/INT16/INT32 to INT32 with a zero shift: only where no
   element leaves the INT32 range (the specification makes that an error, so the reference model
-  and a GPU may disagree); MUL with a shift is not folded. Float arithmetic is not folded:
-  numpy's float operations need not round as the reference model's Eigen kernels do.
+  and a GPU may disagree); MUL with a shift is not folded.
+- RESCALE (:mod:`vgfc.passes.evaluate_scale`): INT8/16/32/48 to INT8/16/32, SINGLE_ROUND and
+  DOUBLE_ROUND, 16- and 32-bit multipliers, per channel, zero points, unsigned sides, with
+  saturation; not INEXACT_ROUND, nor any element where the specification's REQUIREs fail.
+- FP32 ADD, SUB, MUL (shift 0), MAXIMUM, MINIMUM, NEGATE, ABS
+  (:mod:`vgfc.passes.evaluate_float`): IEEE binary32 is correctly rounded, so numpy's float32
+  gives the reference model's bits; not where an input or result is NaN or subnormal (a GPU
+  may flush subnormals), nor FP16/BF16 arithmetic (rounded twice by implementations).
 - BITWISE_AND/OR/XOR/NOT on INT8/16/32; LOGICAL_AND/OR/XOR/NOT on BOOL.
 - LOGICAL_LEFT_SHIFT and LOGICAL_RIGHT_SHIFT on INT8/16/32 where every shift is in
   ``0 .. width - 1`` (the bits of the element type, shifted as an unsigned number).
-- MAXIMUM, MINIMUM on INT32 (a float's NaN mode is not folded); EQUAL, GREATER,
-  GREATER_EQUAL on INT32.
-- Not folded: RESCALE, ARITHMETIC_RIGHT_SHIFT, NEGATE, ABS, CLZ, reductions, every float
-  operator but data movement, and every operator on shape values.
+- MAXIMUM, MINIMUM on INT32 and FP32; EQUAL, GREATER, GREATER_EQUAL on INT32.
+- Not folded: ARITHMETIC_RIGHT_SHIFT, integer NEGATE and ABS, CLZ, reductions, every other
+  float operator (RECIPROCAL, EXP, ...: not correctly rounded), and every operator on shape
+  values.
 
 Elementwise operators broadcast size-1 dimensions of operands of one rank, as numpy does; an
 evaluator's result whose shape is not the output tensor's is not used.
@@ -35,6 +41,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from vgfc.ir import DType, Operator, Tensor
+from vgfc.passes.evaluate_float import FLOAT_EVALUATORS
+from vgfc.passes.evaluate_scale import rescale
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -239,6 +247,22 @@ def _logical_shift(left: bool) -> Evaluator:
     return evaluate
 
 
+def _first(*choices: Evaluator) -> Evaluator:
+    """An operator several evaluators share, each for its own element types: the first result
+    one gives."""
+
+    def evaluate(
+        op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]
+    ) -> Array | None:
+        for choice in choices:
+            value = choice(op, args, out, ins)
+            if value is not None:
+                return value
+        return None
+
+    return evaluate
+
+
 def _table() -> Mapping[str, Evaluator]:
     import numpy as np
 
@@ -256,9 +280,12 @@ def _table() -> Mapping[str, Evaluator]:
             "REVERSE": _reverse,
             "SELECT": _select,
             "CAST": _cast,
-            "ADD": _wide_int32(np.add),
-            "SUB": _wide_int32(np.subtract),
-            "MUL": _wide_int32(np.multiply),
+            "ADD": _first(_wide_int32(np.add), FLOAT_EVALUATORS["ADD"]),
+            "SUB": _first(_wide_int32(np.subtract), FLOAT_EVALUATORS["SUB"]),
+            "MUL": _first(_wide_int32(np.multiply), FLOAT_EVALUATORS["MUL"]),
+            "RESCALE": rescale,
+            "NEGATE": FLOAT_EVALUATORS["NEGATE"],
+            "ABS": FLOAT_EVALUATORS["ABS"],
             "BITWISE_AND": _same_types(_INTS, np.bitwise_and),
             "BITWISE_OR": _same_types(_INTS, np.bitwise_or),
             "BITWISE_XOR": _same_types(_INTS, np.bitwise_xor),
@@ -269,8 +296,8 @@ def _table() -> Mapping[str, Evaluator]:
             "LOGICAL_NOT": _same_types(bools, np.logical_not),
             "LOGICAL_LEFT_SHIFT": _logical_shift(left=True),
             "LOGICAL_RIGHT_SHIFT": _logical_shift(left=False),
-            "MAXIMUM": _same_types(int32, np.maximum),
-            "MINIMUM": _same_types(int32, np.minimum),
+            "MAXIMUM": _first(_same_types(int32, np.maximum), FLOAT_EVALUATORS["MAXIMUM"]),
+            "MINIMUM": _first(_same_types(int32, np.minimum), FLOAT_EVALUATORS["MINIMUM"]),
             "EQUAL": _same_types(int32, np.equal),
             "GREATER": _same_types(int32, np.greater),
             "GREATER_EQUAL": _same_types(int32, np.greater_equal),
@@ -284,7 +311,7 @@ FOLDABLE = frozenset(
         "SELECT", "CAST", "ADD", "SUB", "MUL", "BITWISE_AND", "BITWISE_OR", "BITWISE_XOR",
         "BITWISE_NOT", "LOGICAL_AND", "LOGICAL_OR", "LOGICAL_XOR", "LOGICAL_NOT",
         "LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT", "MAXIMUM", "MINIMUM", "EQUAL", "GREATER",
-        "GREATER_EQUAL",
+        "GREATER_EQUAL", "RESCALE", "NEGATE", "ABS",
     }
 )  # fmt: skip
 """The ops :func:`evaluators` has an entry for, known without importing numpy (a graph with none
