@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pass_graphs import pass_graph
 
-from vgfc.ir import Data, DType, Graph, Operator, Tensor, Version
+from vgfc.ir import DType, Graph, Operator
 from vgfc.passes import run_passes
 from vgfc.passes.identities import identities
 from vgfc.verify import verify
@@ -22,35 +23,7 @@ def _graph(
     tensors: Mapping[str, tuple[tuple[int, ...], DType, Any]],
     outputs: list[str],
 ) -> Graph:
-    made = {n for _, _, outs in ops for n in outs}
-    consts: list[tuple[str, list[str], list[str]]] = [
-        ("CONST_SHAPE" if d is DType.SHAPE else "CONST", [], [n])
-        for n, (_, d, v) in tensors.items()
-        if v is not None and n not in made
-    ]
-    table = {
-        n: Tensor(
-            n,
-            s,
-            d,
-            None if v is None else Data.of(np.asarray(v, dtype=_np(d)).reshape(s), d),
-            is_shape=d is DType.SHAPE,
-        )
-        for n, (s, d, v) in tensors.items()
-    }
-    operators = tuple(
-        Operator(i, op, tuple(ins), tuple(outs), MappingProxyType({}))
-        for i, (op, ins, outs) in enumerate(consts + ops)
-    )
-    graph = Graph(
-        MappingProxyType(table), operators, ("x",), tuple(outputs), Version(1, 0, 0, False)
-    )
-    verify(graph)
-    return graph
-
-
-def _np(dtype: DType) -> Any:
-    return {F: np.float32, DType.INT32: np.int32, DType.INT8: np.int8}.get(dtype, np.int64)
+    return pass_graph(list(ops), dict(tensors), ["x"], outputs)
 
 
 def _left(graph: Graph) -> list[str]:

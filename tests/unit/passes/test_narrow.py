@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import jsonschema
 import numpy as np
 import pytest
+from pass_graphs import pass_graph
 from tosa_catalogue import CASES
 
 import vgfc
 from vgfc.compilation import make_options
 from vgfc.compiler import compile_model
-from vgfc.ir import CUSTOM_SHADER_DOMAIN, Data, DType, Graph, Operator, Tensor, Version
+from vgfc.ir import CUSTOM_SHADER_DOMAIN, DType, Graph
 from vgfc.passes import run_passes
 from vgfc.read import loads
 from vgfc.report import load_schema
@@ -77,29 +77,11 @@ def test_full_narrows_an_fp32_accumulator_of_fp16_operands_as_the_reference_does
     assert op.attrs["acc_type"] == "FP32"
 
 
-def _graph(ops: list[tuple[str, list[str], list[str], dict[str, Any]]], tensors: dict[str, Any],
-           inputs: list[str], outputs: list[str]) -> Graph:  # fmt: skip
-    table = {}
-    for name, (shape, dtype, values) in tensors.items():
-        data = None if values is None else Data.of(np.asarray(values).reshape(shape), dtype)
-        table[name] = Tensor(name, shape, dtype, data)
-    consts = [("CONST", [], [n], {}) for n, t in table.items() if t.data is not None]
-    operators = tuple(
-        Operator(i, op, tuple(ins), tuple(outs), MappingProxyType(attrs))
-        for i, (op, ins, outs, attrs) in enumerate([*consts, *ops])
-    )
-    graph = Graph(
-        MappingProxyType(table), operators, tuple(inputs), tuple(outputs), Version(1, 0, 0, False)
-    )
-    verify(graph)
-    return graph
-
-
 def test_constants_are_rounded_once_to_nearest_even_and_clamp_bounds_too() -> None:
     values = np.array(
         [0.1, 1e6, -1e6, 65519.0, 65520.0, 2.98e-8, 1.000732421875, np.nan], np.float32
     )
-    graph = _graph(
+    graph = pass_graph(
         [("ADD", ["x", "c"], ["a"], {}),
          ("CLAMP", ["a"], ["y"], {"min_val": -3.4e38, "max_val": 1.00048828125,
                                   "nan_mode": "PROPAGATE"})],
@@ -131,7 +113,7 @@ def test_a_cast_between_fp16_and_fp32_becomes_an_identity_even_under_o0() -> Non
 def test_an_op_with_no_fp16_form_keeps_fp32_behind_casts() -> None:
     """The reference converter fails on FFT2D narrowed; vgfc converts at its edges."""
     shape = (1, 4, 8)
-    graph = _graph(
+    graph = pass_graph(
         [("ABS", ["x"], ["a"], {}),
          ("FFT2D", ["a", "a"], ["re", "im"], {"inverse": False, "local_bound": False}),
          ("ADD", ["re", "im"], ["y"], {})],
@@ -155,7 +137,7 @@ def test_an_op_with_no_fp16_form_keeps_fp32_behind_casts() -> None:
 
 def test_a_custom_shader_keeps_its_operands_and_a_constant_it_shares_is_copied() -> None:
     shader = {"operator_name": "blur", "domain_name": CUSTOM_SHADER_DOMAIN}
-    graph = _graph(
+    graph = pass_graph(
         [("ADD", ["x", "c"], ["a"], {}),
          ("CUSTOM", ["a", "c"], ["b"], shader),
          ("MUL", ["b", "c", "s"], ["y"], {})],

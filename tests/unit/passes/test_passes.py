@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import jsonschema
 import numpy as np
 import pytest
+from pass_graphs import pass_graph
 
 import vgfc
 from vgfc.compiler import compile_model
-from vgfc.ir import CUSTOM_SHADER_DOMAIN, Data, DType, Graph, Operator, Tensor, Version
+from vgfc.ir import CUSTOM_SHADER_DOMAIN, DType, Graph
 from vgfc.limits import LIMITS
 from vgfc.passes import PASSES, run_passes
 from vgfc.passes.evaluate import FOLDABLE, evaluators
@@ -25,35 +25,6 @@ from vgfc.verify import verify
 
 REAL = Path(__file__).resolve().parents[2] / "data" / "real"
 SAMPLES = Path(__file__).resolve().parents[3] / "samples"
-
-
-def _graph(
-    ops: list[tuple[str, list[str], list[str], dict[str, Any]]],
-    tensors: dict[str, tuple[tuple[int, ...], DType, Any]],
-    inputs: list[str],
-    outputs: list[str],
-) -> Graph:
-    """Tensors by name: (shape, type, constant values or None); a constant no op of ``ops``
-    makes gets a CONST (CONST_SHAPE) first."""
-    made = {n for _, _, outs, _ in ops for n in outs}
-    ops = [
-        ("CONST_SHAPE" if dtype is DType.SHAPE else "CONST", [], [name], {})
-        for name, (_, dtype, values) in tensors.items()
-        if values is not None and name not in made
-    ] + ops
-    table = {}
-    for name, (shape, dtype, values) in tensors.items():
-        data = None if values is None else Data.of(np.asarray(values).reshape(shape), dtype)
-        table[name] = Tensor(name, shape, dtype, data, is_shape=dtype is DType.SHAPE)
-    operators = tuple(
-        Operator(i, op, tuple(ins), tuple(outs), MappingProxyType(attrs))
-        for i, (op, ins, outs, attrs) in enumerate(ops)
-    )
-    graph = Graph(
-        MappingProxyType(table), operators, tuple(inputs), tuple(outputs), Version(1, 0, 0, False)
-    )
-    verify(graph)
-    return graph
 
 
 F = DType.FP32
@@ -69,7 +40,7 @@ def test_the_evaluator_table_is_the_foldable_set() -> None:
 
 
 def test_identities_and_inverse_transposes_go_and_outputs_keep_their_names() -> None:
-    graph = _graph(
+    graph = pass_graph(
         [
             ("IDENTITY", ["x"], ["a"], {}),
             ("TRANSPOSE", ["a"], ["b"], {"perms": (1, 0)}),
@@ -89,7 +60,7 @@ def test_identities_and_inverse_transposes_go_and_outputs_keep_their_names() -> 
 
 
 def test_transposes_compose_and_reshapes_chain_into_one() -> None:
-    graph = _graph(
+    graph = pass_graph(
         [
             ("TRANSPOSE", ["x"], ["a"], {"perms": (1, 2, 0)}),
             ("TRANSPOSE", ["a"], ["b"], {"perms": (1, 0, 2)}),
@@ -132,7 +103,7 @@ def test_transposes_compose_and_reshapes_chain_into_one() -> None:
 def test_a_no_op_layout_change_is_removed(
     op: str, operands: list[str], values: dict[str, Any]
 ) -> None:
-    graph = _graph(
+    graph = pass_graph(
         [(op, ["x", *operands], ["a"], {}), ("ABS", ["a"], ["y"], {})],
         {"x": ((2, 3), F, None), "a": ((2, 3), F, None), "y": ((2, 3), F, None), **values},
         ["x"],
@@ -142,7 +113,7 @@ def test_a_no_op_layout_change_is_removed(
 
 
 def test_shader_ops_are_never_removed_merged_or_rewired() -> None:
-    graph = _graph(
+    graph = pass_graph(
         [
             ("IDENTITY", ["x"], ["a"], {}),
             ("CUSTOM", ["a"], ["b"], SHADER),
@@ -159,7 +130,7 @@ def test_shader_ops_are_never_removed_merged_or_rewired() -> None:
 
 
 def test_duplicates_are_merged_and_the_unread_removed() -> None:
-    graph = _graph(
+    graph = pass_graph(
         [
             ("CONST", [], ["k1"], {}),
             ("CONST", [], ["k2"], {}),
@@ -189,7 +160,7 @@ def test_duplicates_are_merged_and_the_unread_removed() -> None:
 
 
 def _int_chain(size: int) -> Graph:
-    return _graph(
+    return pass_graph(
         [
             ("CONST", [], ["k"], {}),
             ("CONST", [], ["one"], {}),
@@ -225,7 +196,7 @@ def test_folding_makes_a_constant_and_stops_at_the_limit(monkeypatch: pytest.Mon
 
 
 def test_an_overflowing_add_or_a_graph_output_is_not_folded() -> None:
-    graph = _graph(
+    graph = pass_graph(
         [("CONST", [], ["k"], {}), ("ADD", ["k", "k"], ["a"], {}), ("ADD", ["k", "k"], ["y"], {})],
         {"k": ((1,), DType.INT32, [2**30]), "a": ((1,), DType.INT32, None)}
         | {"y": ((1,), DType.INT32, None), "x": ((1,), DType.INT32, None)},
