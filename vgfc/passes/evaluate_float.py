@@ -68,8 +68,13 @@ def _binary(
         result = compute(args[0], args[1])
     if result.dtype != np.float32 or not _plain(result):
         return None
-    if op.op == "MUL" and np.any((result == 0) & (args[0] != 0) & (args[1] != 0)):
-        return None  # an underflow: a GPU flushing subnormals may round it otherwise
+    if op.op == "MUL":
+        # The exact product (float64 holds a product of two float32 exactly) below the smallest
+        # normal number: an underflow, which a GPU flushing subnormals may judge before
+        # rounding (to 0, where IEEE rounds up to the smallest normal or down to 0).
+        exact = np.abs(args[0].astype(np.float64) * args[1].astype(np.float64))
+        if np.any((exact != 0) & (exact < np.finfo(np.float32).tiny)):
+            return None
     return result
 
 

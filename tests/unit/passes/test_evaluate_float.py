@@ -82,6 +82,9 @@ def test_infinities_fold() -> None:
         ("inf - inf is NaN", "ADD", [INF], [-INF]),
         ("0 * inf is NaN", "MUL", [0.0], [INF]),
         ("an underflow to zero", "MUL", [1e-30], [1e-30]),
+        # exactly 2**-126 - 2**-150, which rounds up to the smallest normal number: a GPU that
+        # judges underflow before rounding flushes it to zero
+        ("an underflow rounded up", "MUL", [float.fromhex("0x1.fffffep-64")], [2.0**-63]),
         ("+0 and -0 to MAXIMUM", "MAXIMUM", [0.0], [-0.0]),
         ("-0 and +0 to MINIMUM", "MINIMUM", [-0.0], [0.0]),
         ("a NaN to MAXIMUM (nan_mode)", "MAXIMUM", [NAN], [1.0]),
