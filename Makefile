@@ -158,18 +158,21 @@ test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF 
 # reference converter, run on lavapipe and compared with tosa_reference_model. The whole suite
 # takes hours here: SUITE_SAMPLE=300 SUITE_SEED=1 picks a seeded sample (every operator file
 # once); SUITE_PART=models runs the model tests only (weights they would download replaced by
-# seeded random ones, each change listed), SUITE_PART=ops the operator tests only. Not part of
+# seeded random ones, each change listed), SUITE_PART=ops the operator tests only; SUITE_K='EXPR'
+# keeps the tests a pytest -k expression takes (SUITE_K='no_quant': the FP tests). Not part of
 # `make test`; docs/executorch-suite.md holds the last sample's tables and the model tests'
 # (a section each), the whole suite's go to $(SUITE_OUT)/executorch-suite.md.
 SUITE_SAMPLE ?=
 SUITE_SEED ?= 1
 SUITE_PART ?=
+SUITE_K ?=
 SUITE_OUT := build/executorch-suite$(if $(filter models,$(SUITE_PART)),-models)
 SUITE_TABLE := $(if $(or $(SUITE_SAMPLE),$(filter models,$(SUITE_PART))),docs/executorch-suite.md,$(SUITE_OUT)/executorch-suite.md)
 
 .PHONY: test-executorch-suite
 test-executorch-suite: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's own VGF tests through vgfc, each converter input checked against the reference converter (SUITE_SAMPLE=N SUITE_SEED=S for a sample, SUITE_PART=ops|models)
 	$(EXECUTORCH_VENV)/bin/python scripts/executorch_suite.py run $(SUITE_OUT) \
-	  $(if $(SUITE_SAMPLE),--sample $(SUITE_SAMPLE) --seed $(SUITE_SEED)) $(if $(SUITE_PART),--only $(SUITE_PART))
+	  $(if $(SUITE_SAMPLE),--sample $(SUITE_SAMPLE) --seed $(SUITE_SEED)) $(if $(SUITE_PART),--only $(SUITE_PART)) \
+	  $(if $(SUITE_K),-k '$(SUITE_K)')
 	$(PY) scripts/executorch_suite.py compare $(SUITE_OUT) --results $(SUITE_OUT)/results.json \
 	  --table $(SUITE_TABLE) --section $(or $(SUITE_PART),$(if $(SUITE_SAMPLE),ops,all))

@@ -38,6 +38,7 @@ def markdown(results: dict[str, Any], part: str | None = None) -> str:
     lines += [
         f"{run_meta.get('selected', '?')} of {run_meta.get('collected', '?')} vgf tests"
         + (f" (sample, seed {run_meta.get('seed')})" if run_meta.get("sample") else "")
+        + (f" (`-k {run_meta['keyword']}`)" if run_meta.get("keyword") else "")
         + f"; inputs seeded with {results['input_seed']}. {s['converter_calls']} converter"
         f" calls from {s['tests'] - s['tests_without_converter_call']} tests"
         f" ({s['tests_without_converter_call']} tests made none). Where both converters ran,"

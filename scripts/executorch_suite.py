@@ -6,6 +6,7 @@ Two steps, each in the environment it needs (``make test-executorch-suite`` runs
 
     # in the ExecuTorch venv (build/venv-executorch): its tests, vgfc behind them
     python scripts/executorch_suite.py run OUT [--sample N --seed S] [--models] [--only PART]
+                                               [-k EXPR]
     # in vgfc's venv (it has model-converter and tosa_reference_model)
     python scripts/executorch_suite.py compare OUT [--results FILE.json] [--table FILE.md]
 
@@ -77,10 +78,16 @@ def environment(**extra: str) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=path, HF_HUB_OFFLINE="1", **extra)
 
 
-def collect(root: Path, out: Path, folders: Sequence[str]) -> list[str]:
+def collect(root: Path, out: Path, folders: Sequence[str], keyword: str | None = None) -> list[str]:
     """Node ids of the ``vgf`` tests under ``folders`` (relative to the suite)."""
     run = subprocess.run(
-        [*pytest(root, out), "--collect-only", "-k", "vgf", *(f"{SUITE}/{f}" for f in folders)],
+        [
+            *pytest(root, out),
+            "--collect-only",
+            "-k",
+            f"vgf and ({keyword})" if keyword else "vgf",
+            *(f"{SUITE}/{f}" for f in folders),
+        ],
         cwd=root,
         env=environment(),
         capture_output=True,
@@ -139,7 +146,14 @@ def outcomes(xml: Path) -> dict[str, dict[str, str]]:
     return found
 
 
-def run(out: Path, size: int | None, seed: int, models: bool, only: str | None = None) -> int:
+def run(
+    out: Path,
+    size: int | None,
+    seed: int,
+    models: bool,
+    only: str | None = None,
+    keyword: str | None = None,
+) -> int:
     root = site_packages()
     if only is not None:
         folders = PARTS[only]
@@ -147,7 +161,7 @@ def run(out: Path, size: int | None, seed: int, models: bool, only: str | None =
         folders = ["ops", "models"] if models or size is None else ["ops"]
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    nodes = collect(root, out, folders)
+    nodes = collect(root, out, folders, keyword)
     chosen = nodes if size is None else sample(nodes, size, seed)
     keep = out / "keep"
     shutil.rmtree(keep, ignore_errors=True)
@@ -168,13 +182,15 @@ def run(out: Path, size: int | None, seed: int, models: bool, only: str | None =
         cwd=root,
         env=env,
     )
-    found = outcomes(out / PYTEST_XML)
+    # pytest writes its report at the end: none where it was killed (every call is still kept)
+    found = outcomes(out / PYTEST_XML) if (out / PYTEST_XML).is_file() else {}
     meta = {
         "collected": len(nodes),
         "selected": len(chosen),
         "seed": seed,
         "sample": size,
         "folders": folders,
+        "keyword": keyword,
         "not_imported": json.loads((out / NOT_IMPORTED).read_text()),
     }
     (out / PYTEST_OUTCOMES).write_text(json.dumps({"run": meta, "tests": found}, indent=1) + "\n")
@@ -189,6 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--sample", type=int, help="this many tests (every operator file once)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--models", action="store_true", help="sample the model tests too")
+    r.add_argument("-k", dest="keyword", help="only the vgf tests this pytest -k expression takes")
     r.add_argument(
         "--only", choices=sorted(PARTS), help="the operator tests or the model tests only"
     )
@@ -204,7 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         if args.sample is not None and args.sample < 1:
             parser.error("--sample must be at least 1")
-        return run(args.out, args.sample, args.seed, args.models, args.only)
+        if args.keyword is not None and not args.keyword.strip():
+            parser.error("-k must be a pytest keyword expression")
+        return run(args.out, args.sample, args.seed, args.models, args.only, args.keyword)
     import _executorch_suite_compare as compare  # vgfc's venv only
 
     return compare.main(args.out, args.results, args.table, args.seed, args.section)

@@ -354,6 +354,8 @@ def test_every_part_the_run_takes_has_a_section_title() -> None:
         ["run", "x", "--only", "nothing"],
         ["run", "x", "--only"],
         ["run", "x", "--only", ""],
+        ["run", "x", "-k", " "],
+        ["run", "x", "-k"],
         ["compare", "x", "--section", "Models"],
         ["compare", "x", "--section"],
     ],
