@@ -297,10 +297,8 @@ def cases_of(models: Path, huge: bool) -> tuple[list[Case], list[Case], list[Cas
             name = str(model.relative_to(data).with_suffix(""))
             args = KERNELS.get(model.parent.name, ())
             cases.append(Case(name, model, vgfc_args=args, real=True))
-    kept, missing = kept_models(ROOT / "build")
+    kept = kept_models(ROOT / "build")[0]
     cases += [Case(name, model, real=True) for name, model in kept.items()]
-    if missing:
-        print(f"not timed, no TOSA file kept by `{SOURCE}`: {', '.join(missing)}")
     # The batch rows: every model above that both converters compile, four times over under
     # names of their own, as a CI job that builds a folder of models would meet them.
     both = [paths["chain2000"], paths["constants"], paths["shaders100"], paths["chain1k"]]
@@ -422,6 +420,9 @@ def main() -> None:
         floor = bench.floor(args.runs)
 
     report(args, tools, cases, floor)
+    missing = kept_models(ROOT / "build")[1]
+    if missing:
+        print(f"\nnot timed, no TOSA file kept by `{SOURCE}`: {', '.join(missing)}")
     if scaling:
         print("\ncompile time by model size (elementwise chain on [1, 16] fp32)\n")
         rows = []
