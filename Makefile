@@ -121,7 +121,11 @@ clean: ## remove the virtual environment and caches
 # afresh into build/executorch-models, then checked in .venv like the copies in
 # tests/data/executorch/; tests/executorch (vgfc.executorch) runs in the ExecuTorch venv itself,
 # and so does the PyTorch sample's compare.py (`vgfc run` there): one environment exports and
-# runs. Not part of `make test`; .ci/run calls it.
+# runs. Not part of `make test`; .ci/run calls it. torchvision and timm are for ExecuTorch's model
+# tests (test-executorch-suite): torchvision 0.28.0 is the release built for torch 2.13.0, and PyPI's
+# wheel (the CUDA build) requires torch==2.13.0, which the CPU torch satisfies: no second torch.
+# Its C++ operators do not load over the CPU torch; scripts/executorch_suite_offline.py lets it
+# import regardless (the image models need none of those operators).
 EXECUTORCH_VENV := build/venv-executorch
 EXECUTORCH_OUT := build/executorch-models
 
@@ -130,7 +134,7 @@ $(EXECUTORCH_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(EXECUTORCH_VENV)
 	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(EXECUTORCH_VENV)/bin/python -m pip install --quiet -e '.[executorch,run]' executorch==1.5.1 torch==2.13.0 \
-	  tosa-tools==2026.5.0 ml_dtypes==0.5.1 pytest hypothesis
+	  tosa-tools==2026.5.0 ml_dtypes==0.5.1 torchvision==0.28.0 timm==1.0.29 pytest hypothesis
 	$(EXECUTORCH_VENV)/bin/python -m pip check
 	touch $@
 
@@ -153,14 +157,22 @@ test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF 
 # behind MODEL_CONVERTER_PATH; every TOSA file they hand it is then compiled by vgfc and the
 # reference converter, run on lavapipe and compared with tosa_reference_model. The whole suite
 # takes hours here: SUITE_SAMPLE=300 SUITE_SEED=1 picks a seeded sample (every operator file
-# once). Not part of `make test`; docs/executorch-suite.md holds the last sample's tables.
-SUITE_OUT := build/executorch-suite
+# once); SUITE_PART=models runs the model tests only (weights they would download replaced by
+# seeded random ones, each change listed), SUITE_PART=ops the operator tests only; SUITE_K='EXPR'
+# keeps the tests a pytest -k expression takes (SUITE_K='no_quant': the FP tests). Not part of
+# `make test`; docs/executorch-suite.md holds the last sample's tables and the model tests'
+# (a section each), the whole suite's go to $(SUITE_OUT)/executorch-suite.md.
 SUITE_SAMPLE ?=
 SUITE_SEED ?= 1
+SUITE_PART ?=
+SUITE_K ?=
+SUITE_OUT := build/executorch-suite$(if $(filter models,$(SUITE_PART)),-models)
+SUITE_TABLE := $(if $(or $(SUITE_SAMPLE),$(filter models,$(SUITE_PART))),docs/executorch-suite.md,$(SUITE_OUT)/executorch-suite.md)
 
 .PHONY: test-executorch-suite
-test-executorch-suite: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's own VGF tests through vgfc, each converter input checked against the reference converter (SUITE_SAMPLE=N SUITE_SEED=S for a sample)
+test-executorch-suite: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's own VGF tests through vgfc, each converter input checked against the reference converter (SUITE_SAMPLE=N SUITE_SEED=S for a sample, SUITE_PART=ops|models)
 	$(EXECUTORCH_VENV)/bin/python scripts/executorch_suite.py run $(SUITE_OUT) \
-	  $(if $(SUITE_SAMPLE),--sample $(SUITE_SAMPLE) --seed $(SUITE_SEED))
+	  $(if $(SUITE_SAMPLE),--sample $(SUITE_SAMPLE) --seed $(SUITE_SEED)) $(if $(SUITE_PART),--only $(SUITE_PART)) \
+	  $(if $(SUITE_K),-k '$(SUITE_K)')
 	$(PY) scripts/executorch_suite.py compare $(SUITE_OUT) --results $(SUITE_OUT)/results.json \
-	  --table $(if $(SUITE_SAMPLE),docs/executorch-suite.md,$(SUITE_OUT)/executorch-suite.md)
+	  --table $(SUITE_TABLE) --section $(or $(SUITE_PART),$(if $(SUITE_SAMPLE),ops,all))

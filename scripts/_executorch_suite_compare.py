@@ -37,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 import conformance_harness as harness  # tests/support: the converters' compile steps
+from _executorch_suite_table import CONVERTERS, markdown, write_table
 
 from vgfc.diagnostics import VgfcError
 from vgfc.dtypes import numpy_dtype
@@ -45,8 +46,8 @@ from vgfc.read import load
 from vgfc.runner import read_vgf, run_vgf
 from vgfc.runner.numeric import random_inputs, run_reference_model
 
-CONVERTERS = ("vgfc", "reference")
 PYTEST_OUTCOMES = "pytest.json"
+REPLACED = "replaced.json"
 # Tolerance (absolute and relative) by element type; integers within one step.
 TOLERANCE = {"float32": 1e-3, "float16": 1e-2, "bfloat16": 5e-2}
 MESSAGE = 240
@@ -234,8 +235,10 @@ def judge_all(out: Path, seed: int) -> dict[str, Any]:
                 flush=True,
             )
         tests[name] = {"pytest": pytest_of.get(name, {}), "calls": calls}
+    replaced = out / REPLACED
     return {
         "run": said.get("run", {}),
+        "replaced": json.loads(replaced.read_text()) if replaced.is_file() else [],
         "input_seed": seed,
         "tests": tests,
         "summary": summary(tests),
@@ -264,76 +267,19 @@ def summary(tests: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def markdown(results: dict[str, Any]) -> str:
-    """The summary, the calls where the converters differ, and one row per converter call."""
-    s, run_meta = results["summary"], results.get("run", {})
-    classes = sorted({k for n in CONVERTERS for k in s["classes"][n]})
-    lines = [
-        "# ExecuTorch's Arm VGF tests through vgfc and the reference converter",
-        "",
-        "Written by `make test-executorch-suite` (scripts/executorch_suite.py); see"
-        " [executorch.md](executorch.md#executorchs-own-vgf-tests).",
-        "",
-        f"{run_meta.get('selected', '?')} of {run_meta.get('collected', '?')} vgf tests"
-        + (f" (sample, seed {run_meta.get('seed')})" if run_meta.get("sample") else "")
-        + f"; inputs seeded with {results['input_seed']}. {s['converter_calls']} converter"
-        f" calls from {s['tests'] - s['tests_without_converter_call']} tests"
-        f" ({s['tests_without_converter_call']} tests made none). Where both converters ran,"
-        f" {s['bit_identical']} of {s['both_ran']} calls gave bit-identical outputs.",
-        "",
-        "| converter | " + " | ".join(classes) + " |",
-        "|---|" + "---|" * len(classes),
-    ]
-    for n in CONVERTERS:
-        lines.append(
-            f"| {n} | " + " | ".join(str(s["classes"][n].get(k, 0)) for k in classes) + " |"
-        )
-    lines += [
-        "",
-        "## Where they differ",
-        "",
-        "| test | call | vgfc | reference |",
-        "|---|---|---|---|",
-    ]
-    rows = []
-    for name, t in results["tests"].items():
-        for c in t["calls"]:
-            v, r = c["vgfc"], c["reference"]
-            cell = [
-                f"{x['class']}" + (f": {_cell(x['error'])}" if x["error"] else "") for x in (v, r)
-            ]
-            row = f"| `{_cell(name)}` | {c['call']} | {cell[0]} | {cell[1]} |"
-            rows.append(row)
-            if v["class"] != r["class"] or c.get("same") is False:
-                lines.append(row)
-    lines += ["", "## Every call", "", "| test | call | vgfc | reference |", "|---|---|---|---|"]
-    lines += rows
-    silent = [n for n, t in results["tests"].items() if not t["calls"]]
-    if silent:
-        lines += ["", "## Tests that made no converter call", "", "| test | pytest |", "|---|---|"]
-        for n in silent:
-            p = results["tests"][n]["pytest"]
-            lines.append(
-                f"| `{_cell(n)}` | {p.get('outcome', '?')}: {_cell(p.get('message', ''))} |"
-            )
-    return "\n".join(lines) + "\n"
-
-
 def verdict(summary: dict[str, Any]) -> int:
     """The exit status of a comparison: 1 where vgfc is worse than the reference on a call, or
     computes other numbers than it where both ran; else 0."""
     return 1 if summary["vgfc_worse"] or summary["bit_identical"] < summary["both_ran"] else 0
 
 
-def main(out: Path, results_path: Path | None, table: Path | None, seed: int) -> int:
+def main(
+    out: Path, results_path: Path | None, table: Path | None, seed: int, part: str | None = None
+) -> int:
     results = judge_all(out, seed)
     print(json.dumps(results["summary"], indent=1))
     if results_path is not None:
         results_path.write_text(json.dumps(results, indent=1) + "\n")
     if table is not None:
-        table.write_text(markdown(results))
+        write_table(table, markdown(results, part), part)
     return verdict(results["summary"])

@@ -20,7 +20,10 @@ it. The floor under every vgfc figure, an interpreter of that environment starti
 The rows: the generated models of ``scripts/make_bench_models.py`` (a 2000-op chain, 40 MB of
 constants, 100 GLSL shaders with the shader cache cold and warm), every real network under
 ``tests/data`` (TFLite and MediaPipe networks, those with custom ops compiled with ``--kernels
-mediapipe``; the networks ExecuTorch exported), two batch rows (twenty models in one ``vgfc
+mediapipe``; the networks ExecuTorch exported), ExecuTorch's big model tests (inception_v3,
+deit_tiny, deeplab v3, conformer, NSS, ...: the TOSA files ``make test-executorch-suite
+SUITE_PART=models`` kept under build/, ``scripts/_bench_executorch.py``; those not kept are
+named), two batch rows (twenty models in one ``vgfc
 compile -d`` run with one and two workers, against a shell loop that runs the reference converter
 once per model), a table of how compile time grows with the number of operators (1k, 10k,
 100k), and one of how it grows with the number of kernel-library ops (1k and 4k HardSwish ops
@@ -51,7 +54,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "support"))
+sys.path.insert(0, str(ROOT / "scripts"))
 
+from _bench_executorch import SOURCE, kept_models  # noqa: E402
 from reference_tools import tool  # noqa: E402
 
 MAIN = ("chain2000", "constants", "shaders100", "chain100k")
@@ -292,6 +297,8 @@ def cases_of(models: Path, huge: bool) -> tuple[list[Case], list[Case], list[Cas
             name = str(model.relative_to(data).with_suffix(""))
             args = KERNELS.get(model.parent.name, ())
             cases.append(Case(name, model, vgfc_args=args, real=True))
+    kept = kept_models(ROOT / "build")[0]
+    cases += [Case(name, model, real=True) for name, model in kept.items()]
     # The batch rows: every model above that both converters compile, four times over under
     # names of their own, as a CI job that builds a folder of models would meet them.
     both = [paths["chain2000"], paths["constants"], paths["shaders100"], paths["chain1k"]]
@@ -413,6 +420,9 @@ def main() -> None:
         floor = bench.floor(args.runs)
 
     report(args, tools, cases, floor)
+    missing = kept_models(ROOT / "build")[1]
+    if missing:
+        print(f"\nnot timed, no TOSA file kept by `{SOURCE}`: {', '.join(missing)}")
     if scaling:
         print("\ncompile time by model size (elementwise chain on [1, 16] fp32)\n")
         rows = []

@@ -5,16 +5,21 @@ they handed the converter compiled by both converters and checked on the CPU emu
 Two steps, each in the environment it needs (``make test-executorch-suite`` runs both)::
 
     # in the ExecuTorch venv (build/venv-executorch): its tests, vgfc behind them
-    python scripts/executorch_suite.py run OUT [--sample N --seed S] [--models]
+    python scripts/executorch_suite.py run OUT [--sample N --seed S] [--models] [--only PART]
+                                               [-k EXPR]
     # in vgfc's venv (it has model-converter and tosa_reference_model)
     python scripts/executorch_suite.py compare OUT [--results FILE.json] [--table FILE.md]
 
 ``run`` collects the ``vgf`` tests of the installed wheel's ``backends/arm/test/ops`` (and
-``models`` with ``--models`` or without ``--sample``), picks the sample (every operator file
-once, then seeded picks up to N), and runs pytest on them with ``MODEL_CONVERTER_PATH`` at
-``scripts/executorch_suite_converter.py``, which keeps each converter input in
-``OUT/keep/<test>/``. The tests stop after the converter, at the run stage: the wheel has no VGF
-runtime. ``compare`` then judges every kept file (``scripts/_executorch_suite_compare.py``).
+``models`` with ``--models`` or without ``--sample``; ``--only ops|models`` takes one of them),
+picks the sample (every operator file once, then seeded picks up to N), and runs pytest on them
+with ``MODEL_CONVERTER_PATH`` at ``scripts/executorch_suite_converter.py``, which keeps each
+converter input in ``OUT/keep/<test>/``, and with ``scripts/executorch_suite_offline.py``, which
+builds the models whose tests would download weights with seeded random ones instead and lists
+each such change in ``OUT/replaced.json``. A test module that does not import (a package the
+venv lacks) is listed in ``OUT/pytest.json`` with its error. The tests stop after the
+converter, at the run stage: the wheel has no VGF runtime. ``compare`` then judges every kept
+file (``scripts/_executorch_suite_compare.py``).
 """
 
 from __future__ import annotations
@@ -39,8 +44,12 @@ SUITE = "executorch/backends/arm/test"
 SELECTED = "selected.txt"
 PYTEST_XML = "pytest.xml"
 PYTEST_OUTCOMES = "pytest.json"
+REPLACED = "replaced.json"
+OFFLINE_PLUGIN = "executorch_suite_offline"
+PARTS = {"ops": ["ops"], "models": ["models"], "all": ["ops", "models"]}
 # What every VGF test of the wheel ends with once the converter ran: no runtime to run the .pte.
 NO_RUNTIME = "Did not find build arm_executor_runner"
+NOT_IMPORTED = "not-imported.json"
 
 
 def site_packages() -> Path:
@@ -58,21 +67,50 @@ def pytest(root: Path, out: Path) -> list[str]:
     ini = out / "pytest.ini"
     ini.write_text("[pytest]\n")
     flags = ["-q", "-p", "no:cacheprovider", "-c", str(ini), f"--rootdir={root}"]
+    flags += ["-p", OFFLINE_PLUGIN, "--continue-on-collection-errors"]
     return [sys.executable, "-m", "pytest", *flags]
 
 
-def collect(root: Path, out: Path, folders: Sequence[str]) -> list[str]:
+def environment(**extra: str) -> dict[str, str]:
+    """This environment, with this folder on the path (pytest loads the offline plugin from
+    it) and ``extra``."""
+    path = os.pathsep.join(filter(None, [str(WRAPPER.parent), os.environ.get("PYTHONPATH")]))
+    return dict(os.environ, PYTHONPATH=path, HF_HUB_OFFLINE="1", **extra)
+
+
+def collect(root: Path, out: Path, folders: Sequence[str], keyword: str | None = None) -> list[str]:
     """Node ids of the ``vgf`` tests under ``folders`` (relative to the suite)."""
     run = subprocess.run(
-        [*pytest(root, out), "--collect-only", "-k", "vgf", *(f"{SUITE}/{f}" for f in folders)],
+        [
+            *pytest(root, out),
+            "--collect-only",
+            "-k",
+            f"vgf and ({keyword})" if keyword else "vgf",
+            *(f"{SUITE}/{f}" for f in folders),
+        ],
         cwd=root,
+        env=environment(),
         capture_output=True,
         text=True,
     )
     nodes = [line.strip() for line in run.stdout.splitlines() if "::" in line]
+    (out / NOT_IMPORTED).write_text(json.dumps(import_errors(run.stdout), indent=1) + "\n")
     if not nodes:
         raise SystemExit(f"pytest collected no vgf test:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
     return nodes
+
+
+def import_errors(stdout: str) -> dict[str, str]:
+    """The test modules pytest could not import, from its collection report: file -> the
+    error's last line (``ModuleNotFoundError: No module named 'transformers'``)."""
+    found: dict[str, str] = {}
+    module = None
+    for line in stdout.splitlines():
+        if line.startswith("_") and " ERROR collecting " in line:
+            module = line.split(" ERROR collecting ", 1)[1].rstrip(" _")
+        elif module and line.startswith("E   "):
+            found[module] = line[4:].strip()
+    return found
 
 
 def sample(nodes: Sequence[str], size: int, seed: int) -> list[str]:
@@ -108,23 +146,33 @@ def outcomes(xml: Path) -> dict[str, dict[str, str]]:
     return found
 
 
-def run(out: Path, size: int | None, seed: int, models: bool) -> int:
+def run(
+    out: Path,
+    size: int | None,
+    seed: int,
+    models: bool,
+    only: str | None = None,
+    keyword: str | None = None,
+) -> int:
     root = site_packages()
-    folders = ["ops", "models"] if models or size is None else ["ops"]
+    if only is not None:
+        folders = PARTS[only]
+    else:
+        folders = ["ops", "models"] if models or size is None else ["ops"]
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    nodes = collect(root, out, folders)
+    nodes = collect(root, out, folders, keyword)
     chosen = nodes if size is None else sample(nodes, size, seed)
     keep = out / "keep"
     shutil.rmtree(keep, ignore_errors=True)
     keep.mkdir(parents=True)
     (out / SELECTED).write_text("".join(f"{n}\n" for n in chosen))
     converter = shutil.which("vgfc-model-converter", path=str(Path(sys.executable).parent))
-    env = dict(
-        os.environ,
+    env = environment(
         MODEL_CONVERTER_PATH=str(WRAPPER),
         VGFC_SUITE_KEEP=str(keep),
         VGFC_SUITE_CONVERTER=converter or "vgfc-model-converter",
+        VGFC_SUITE_REPLACED=str(out / REPLACED),
     )
     print(
         f"{len(chosen)} of {len(nodes)} vgf tests ({', '.join(folders)}), seed {seed}", flush=True
@@ -134,8 +182,17 @@ def run(out: Path, size: int | None, seed: int, models: bool) -> int:
         cwd=root,
         env=env,
     )
-    found = outcomes(out / PYTEST_XML)
-    meta = {"collected": len(nodes), "selected": len(chosen), "seed": seed, "sample": size}
+    # pytest writes its report at the end: none where it was killed (every call is still kept)
+    found = outcomes(out / PYTEST_XML) if (out / PYTEST_XML).is_file() else {}
+    meta = {
+        "collected": len(nodes),
+        "selected": len(chosen),
+        "seed": seed,
+        "sample": size,
+        "folders": folders,
+        "keyword": keyword,
+        "not_imported": json.loads((out / NOT_IMPORTED).read_text()),
+    }
     (out / PYTEST_OUTCOMES).write_text(json.dumps({"run": meta, "tests": found}, indent=1) + "\n")
     return 0
 
@@ -148,19 +205,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--sample", type=int, help="this many tests (every operator file once)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--models", action="store_true", help="sample the model tests too")
+    r.add_argument("-k", dest="keyword", help="only the vgf tests this pytest -k expression takes")
+    r.add_argument(
+        "--only", choices=sorted(PARTS), help="the operator tests or the model tests only"
+    )
     c = sub.add_parser("compare", help="compile every kept file with both converters and run them")
     c.add_argument("out", type=Path)
     c.add_argument("--results", type=Path, help="write the results as JSON")
     c.add_argument("--table", type=Path, help="write the tables as Markdown")
     c.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    c.add_argument(
+        "--section", choices=sorted(PARTS), help="write the tables as this part's section of FILE"
+    )
     args = parser.parse_args(argv)
     if args.command == "run":
         if args.sample is not None and args.sample < 1:
             parser.error("--sample must be at least 1")
-        return run(args.out, args.sample, args.seed, args.models)
+        if args.keyword is not None and not args.keyword.strip():
+            parser.error("-k must be a pytest keyword expression")
+        return run(args.out, args.sample, args.seed, args.models, args.only, args.keyword)
     import _executorch_suite_compare as compare  # vgfc's venv only
 
-    return compare.main(args.out, args.results, args.table, args.seed)
+    return compare.main(args.out, args.results, args.table, args.seed, args.section)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from tosa_factory import Op, T, build, chain
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import _executorch_suite_compare as compare
+import _executorch_suite_table as table
 import executorch_suite as suite
 import executorch_suite_converter as wrapper
 
@@ -272,3 +273,96 @@ def test_the_comparison_fails_where_vgfc_is_worse(
     vgfc: str, reference: str, same: bool | None, status: int
 ) -> None:
     assert compare.verdict(_summary(vgfc, reference, same)) == status
+
+
+COLLECTION = """\
+executorch/backends/arm/test/models/test_lstm_arm.py::test_lstm_vgf_quant
+==================================== ERRORS ====================================
+____ ERROR collecting executorch/backends/arm/test/models/test_conformer.py ____
+ImportError while importing test module '/x/test_conformer.py'.
+Traceback:
+E   ModuleNotFoundError: No module named 'torchaudio'
+_ ERROR collecting executorch/backends/arm/test/models/Gemma3n/test_gemma3nModel.py _
+E   ModuleNotFoundError: No module named 'transformers'
+"""
+
+
+def test_the_modules_that_did_not_import_are_read_from_pytests_report() -> None:
+    assert suite.import_errors(COLLECTION) == {
+        "executorch/backends/arm/test/models/test_conformer.py": (
+            "ModuleNotFoundError: No module named 'torchaudio'"
+        ),
+        "executorch/backends/arm/test/models/Gemma3n/test_gemma3nModel.py": (
+            "ModuleNotFoundError: No module named 'transformers'"
+        ),
+    }
+    assert suite.import_errors("a.py::test_a\n") == {}
+
+
+def _results(calls: int) -> dict:
+    call = {"call": "call-0", "vgfc": {"class": "pass", "error": ""}}
+    call |= {"reference": {"class": "pass", "error": ""}, "same": True}
+    tests = {f"test_m{i}": {"pytest": {}, "calls": [call]} for i in range(calls)}
+    return {
+        "run": {"selected": calls, "collected": calls, "not_imported": {"m/test_x.py": "E: no"}},
+        "replaced": [
+            {"test": "test_mv2 (import)", "replaced": "torchvision W.V2 (url)", "seed": 7},
+            {"test": "test_mv2 (import)", "replaced": "torchvision W.V2 (url)", "seed": 7},
+            {"test": "test_nss__t", "replaced": "huggingface a/b.json: not built", "seed": None},
+        ],
+        "input_seed": 0,
+        "tests": tests,
+        "summary": compare.summary(tests),
+    }
+
+
+def test_the_tables_list_each_weight_replaced_once_and_the_modules_not_imported() -> None:
+    text = table.markdown(_results(1), "models")
+    assert text.startswith("## Model tests\n")
+    assert "### Every call" in text and "\n## Every" not in text
+    assert text.count("| `test_mv2 (import)` | torchvision W.V2 (url) | 7 |") == 1
+    assert "| `test_nss__t` | huggingface a/b.json: not built | not built |" in text
+    assert "### Test modules that did not import" in text
+    assert "| `m/test_x.py` | E: no |" in text
+    whole = table.markdown(_results(1))
+    assert whole.startswith(table.TITLE) and "\n## Every call" in whole
+
+
+def test_a_part_replaces_its_own_section_and_keeps_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "suite.md"
+    table.write_table(path, table.markdown(_results(1), "ops"), "ops")
+    table.write_table(path, table.markdown(_results(2), "models"), "models")
+    first = path.read_text()
+    assert first.startswith(table.TITLE) and first.count(table.TITLE) == 1
+    assert first.index("<!-- part:ops -->") < first.index("<!-- part:models -->")
+    table.write_table(path, table.markdown(_results(3), "ops"), "ops")
+    text = path.read_text()
+    assert text.count("<!-- part:ops -->") == 1 and "3 of 3 vgf tests" in text
+    assert text.split("<!-- part:models -->")[1] == first.split("<!-- part:models -->")[1]
+    assert "1 of 1 vgf tests" not in text
+    table.write_table(path, "whole\n", None)
+    assert path.read_text() == "whole\n"
+
+
+def test_every_part_the_run_takes_has_a_section_title() -> None:
+    assert set(suite.PARTS) == set(table.PARTS)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "x", "--only", "nothing"],
+        ["run", "x", "--only"],
+        ["run", "x", "--only", ""],
+        ["run", "x", "-k", " "],
+        ["run", "x", "-k"],
+        ["compare", "x", "--section", "Models"],
+        ["compare", "x", "--section"],
+    ],
+)
+def test_an_unknown_part_is_a_usage_error(args: list[str]) -> None:
+    script = str(ROOT / "scripts" / "executorch_suite.py")
+    done = subprocess.run(
+        [sys.executable, script, *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and args[2] in done.stderr
