@@ -488,9 +488,16 @@ CASES = catalogue()
 CASE_IDS = [c.name for c in CASES]
 
 
-def lower_model(data: bytes, **options: Any) -> tuple[Graph, list[GraphModule]]:
-    """Every ML partition lowered; bindings: model inputs, model outputs, then the rest."""
+def lower_model(
+    data: bytes, *, passes: bool = False, **options: Any
+) -> tuple[Graph, list[GraphModule]]:
+    """Every ML partition lowered (after the pass stage with ``passes``, as a compile does);
+    bindings: model inputs, model outputs, then the rest."""
     graph = vgfc.loads(data, source="m.tosa")
+    if passes:
+        from vgfc.passes import run_passes
+
+        graph = run_passes(graph).graph
     modules = []
     for p in vgfc.partition(graph).partitions:
         if p.kind is PartitionKind.ML:
