@@ -10,8 +10,12 @@ import sys
 import pytest
 from paths import ROOT
 
-NEEDS_TORCH = {"export_executorch_models.py", "export_executorch_shader_payloads.py"}
-"""Run in ExecuTorch's venv (make test-executorch), which has torch."""
+NEEDS_TORCH = {
+    "export_executorch_models.py",
+    "export_executorch_shader_payloads.py",
+    "executorch_suite_offline.py",  # a pytest plugin, tested in tests/executorch
+}
+"""Run in ExecuTorch's venv (make test-executorch, test-executorch-suite), which has torch."""
 
 SCRIPTS = sorted(
     p
