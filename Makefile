@@ -159,20 +159,25 @@ test-executorch: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's VGF 
 # takes hours here: SUITE_SAMPLE=300 SUITE_SEED=1 picks a seeded sample (every operator file
 # once); SUITE_PART=models runs the model tests only (weights they would download replaced by
 # seeded random ones, each change listed), SUITE_PART=ops the operator tests only; SUITE_K='EXPR'
-# keeps the tests a pytest -k expression takes (SUITE_K='no_quant': the FP tests). Not part of
+# keeps the tests a pytest -k expression takes (SUITE_K='no_quant': the FP tests); SUITE_SHARD=K/N
+# runs shard K of N of the whole suite, keeps its results in docs/executorch-suite/ and rewrites
+# docs/executorch-suite-whole.md from every shard kept there. Not part of
 # `make test`; docs/executorch-suite.md holds the last sample's tables and the model tests'
 # (a section each), the whole suite's go to $(SUITE_OUT)/executorch-suite.md.
 SUITE_SAMPLE ?=
 SUITE_SEED ?= 1
 SUITE_PART ?=
 SUITE_K ?=
-SUITE_OUT := build/executorch-suite$(if $(filter models,$(SUITE_PART)),-models)
+SUITE_SHARD ?=
+SUITE_OUT := build/executorch-suite$(if $(filter models,$(SUITE_PART)),-models)$(if $(SUITE_SHARD),-shard)
 SUITE_TABLE := $(if $(or $(SUITE_SAMPLE),$(filter models,$(SUITE_PART))),docs/executorch-suite.md,$(SUITE_OUT)/executorch-suite.md)
 
 .PHONY: test-executorch-suite
 test-executorch-suite: $(EXECUTORCH_VENV)/.installed install-test ## ExecuTorch's own VGF tests through vgfc, each converter input checked against the reference converter (SUITE_SAMPLE=N SUITE_SEED=S for a sample, SUITE_PART=ops|models)
 	$(EXECUTORCH_VENV)/bin/python scripts/executorch_suite.py run $(SUITE_OUT) \
 	  $(if $(SUITE_SAMPLE),--sample $(SUITE_SAMPLE) --seed $(SUITE_SEED)) $(if $(SUITE_PART),--only $(SUITE_PART)) \
-	  $(if $(SUITE_K),-k '$(SUITE_K)')
+	  $(if $(SUITE_K),-k '$(SUITE_K)') $(if $(SUITE_SHARD),--shard $(SUITE_SHARD))
 	$(PY) scripts/executorch_suite.py compare $(SUITE_OUT) --results $(SUITE_OUT)/results.json \
-	  --table $(SUITE_TABLE) --section $(or $(SUITE_PART),$(if $(SUITE_SAMPLE),ops,all))
+	  --table $(SUITE_TABLE) --section $(or $(SUITE_PART),$(if $(SUITE_SAMPLE),ops,all)); \
+	  verdict=$$?; $(if $(SUITE_SHARD),$(PY) scripts/executorch_suite.py merge $(SUITE_OUT) \
+	  --shards docs/executorch-suite --table docs/executorch-suite-whole.md || exit 1;) exit $$verdict

@@ -35,9 +35,11 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import executorch_suite_converter as wrapper  # a sibling script, not a package
+import _executorch_suite_shards as shards  # sibling modules, not a package
+import executorch_suite_converter as wrapper
 
 WRAPPER = Path(__file__).resolve().parent / "executorch_suite_converter.py"
 SUITE = "executorch/backends/arm/test"
@@ -45,6 +47,7 @@ SELECTED = "selected.txt"
 PYTEST_XML = "pytest.xml"
 PYTEST_OUTCOMES = "pytest.json"
 REPLACED = "replaced.json"
+RESULTS = "results.json"
 OFFLINE_PLUGIN = "executorch_suite_offline"
 PARTS = {"ops": ["ops"], "models": ["models"], "all": ["ops", "models"]}
 # What every VGF test of the wheel ends with once the converter ran: no runtime to run the .pte.
@@ -153,6 +156,7 @@ def run(
     models: bool,
     only: str | None = None,
     keyword: str | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> int:
     root = site_packages()
     if only is not None:
@@ -163,6 +167,8 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     nodes = collect(root, out, folders, keyword)
     chosen = nodes if size is None else sample(nodes, size, seed)
+    if shard is not None:
+        chosen = shards.select(chosen, *shard)
     keep = out / "keep"
     shutil.rmtree(keep, ignore_errors=True)
     keep.mkdir(parents=True)
@@ -191,9 +197,27 @@ def run(
         "sample": size,
         "folders": folders,
         "keyword": keyword,
+        "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
         "not_imported": json.loads((out / NOT_IMPORTED).read_text()),
     }
     (out / PYTEST_OUTCOMES).write_text(json.dumps({"run": meta, "tests": found}, indent=1) + "\n")
+    return 0
+
+
+def merge(out: Path, folder: Path, table: Path, summary: Any) -> int:
+    """Keep the results of the shard run in ``out`` as its shard file in ``folder``, then write
+    the whole-suite table from every shard file there (:mod:`_executorch_suite_shards`)."""
+    results_path = out / RESULTS
+    if not results_path.is_file():
+        raise SystemExit(f"{results_path}: no results: run compare --results first")
+    results = json.loads(results_path.read_text())
+    said = results.get("run", {}).get("shard")
+    if not said:
+        raise SystemExit(f"{results_path}: not the results of a shard run (run --shard K/N)")
+    path = shards.write_shard(folder, *shards.parse(said), results)
+    tests = shards.merged(folder)[0]
+    table.write_text(shards.whole_markdown(folder, summary(tests)))
+    print(f"kept {path}; wrote {table}", flush=True)
     return 0
 
 
@@ -209,6 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument(
         "--only", choices=sorted(PARTS), help="the operator tests or the model tests only"
     )
+    r.add_argument(
+        "--shard", metavar="K/N", help="shard K of N of the tests (the whole suite in N runs)"
+    )
     c = sub.add_parser("compare", help="compile every kept file with both converters and run them")
     c.add_argument("out", type=Path)
     c.add_argument("--results", type=Path, help="write the results as JSON")
@@ -217,14 +244,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument(
         "--section", choices=sorted(PARTS), help="write the tables as this part's section of FILE"
     )
+    m = sub.add_parser(
+        "merge", help="keep a shard's results and write the whole-suite table from every shard"
+    )
+    m.add_argument("out", type=Path, help="the shard run's folder (compare --results in it)")
+    m.add_argument("--shards", type=Path, required=True, help="the folder of shard files")
+    m.add_argument("--table", type=Path, required=True, help="the whole-suite Markdown")
     args = parser.parse_args(argv)
     if args.command == "run":
+        shard = None
+        if args.shard is not None:
+            try:
+                shard = shards.parse(args.shard)
+            except ValueError as e:
+                parser.error(f"--shard: {e}")
+            if args.sample is not None:
+                parser.error("--shard and --sample do not go together")
         if args.sample is not None and args.sample < 1:
             parser.error("--sample must be at least 1")
         if args.keyword is not None and not args.keyword.strip():
             parser.error("-k must be a pytest keyword expression")
-        return run(args.out, args.sample, args.seed, args.models, args.only, args.keyword)
+        return run(args.out, args.sample, args.seed, args.models, args.only, args.keyword, shard)
     import _executorch_suite_compare as compare  # vgfc's venv only
+
+    if args.command == "merge":
+        return merge(args.out, args.shards, args.table, compare.summary)
 
     return compare.main(args.out, args.results, args.table, args.seed, args.section)
 
