@@ -1,7 +1,7 @@
 """The whole ExecuTorch suite in shards: a fixed split of its tests, one shard run at a time, each
 shard's results kept in the repository, and the whole-suite table made from every shard kept.
 
-The suite's 3,784 operator tests take about ten hours of this project's two cores (ExecuTorch's
+The suite's 3,804 tests take five to six hours of this project's two cores (ExecuTorch's
 export of each test, then both converters and the emulation stack), more than one CI run or one
 working session. So ``make test-executorch-suite SUITE_SHARD=K/N`` runs shard K of N (the tests
 whose CRC-32 of the node id is K - 1 modulo N: the same split on every machine, and a test added
