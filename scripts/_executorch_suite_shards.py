@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _executorch_suite_table import CONVERTERS, TITLE, _cell
+from _executorch_suite_table import CONVERTERS, TITLE, _cell, class_table
 
 SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 FILE = re.compile(r"^shard-([0-9]+)-of-([0-9]+)\.json$")
@@ -128,7 +128,6 @@ def whole_markdown(folder: Path, summary: dict[str, Any]) -> str:
     :func:`_executorch_suite_compare.summary` of the merged tests."""
     tests, shards, count, collected = merged(folder)
     s = summary
-    classes = sorted({k for n in CONVERTERS for k in s["classes"][n]})
     lines = [
         TITLE + ": the whole suite",
         "",
@@ -142,13 +141,8 @@ def whole_markdown(folder: Path, summary: dict[str, Any]) -> str:
         f" {s['bit_identical']} of {s['both_ran']} calls gave bit-identical outputs. vgfc is"
         f" worse than the reference on {len(s['vgfc_worse'])} calls.",
         "",
-        "| converter | " + " | ".join(classes) + " |",
-        "|---|" + "---|" * len(classes),
+        *class_table(s),
     ]
-    for n in CONVERTERS:
-        lines.append(
-            f"| {n} | " + " | ".join(str(s["classes"][n].get(k, 0)) for k in classes) + " |"
-        )
     lines += [
         "",
         "## Per operator file",

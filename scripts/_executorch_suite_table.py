@@ -31,7 +31,6 @@ def markdown(results: dict[str, Any], part: str | None = None) -> str:
     s, run_meta = results["summary"], results.get("run", {})
     top = "##" if part else "#"
     sub = top + "#"
-    classes = sorted({k for n in CONVERTERS for k in s["classes"][n]})
     lines = [f"{top} {PARTS[part]}" if part else TITLE, ""]
     if not part:
         lines += [INTRO, ""]
@@ -44,13 +43,8 @@ def markdown(results: dict[str, Any], part: str | None = None) -> str:
         f" ({s['tests_without_converter_call']} tests made none). Where both converters ran,"
         f" {s['bit_identical']} of {s['both_ran']} calls gave bit-identical outputs.",
         "",
-        "| converter | " + " | ".join(classes) + " |",
-        "|---|" + "---|" * len(classes),
+        *class_table(s),
     ]
-    for n in CONVERTERS:
-        lines.append(
-            f"| {n} | " + " | ".join(str(s["classes"][n].get(k, 0)) for k in classes) + " |"
-        )
     lines += [
         "",
         f"{sub} Where they differ",
@@ -89,6 +83,16 @@ def markdown(results: dict[str, Any], part: str | None = None) -> str:
     lines += _replaced(results.get("replaced", []), sub)
     lines += _not_imported(run_meta.get("not_imported", {}), sub)
     return "\n".join(lines) + "\n"
+
+
+def class_table(summary: dict[str, Any]) -> list[str]:
+    """Each converter's count of calls per class, one row per converter."""
+    classes = sorted({k for n in CONVERTERS for k in summary["classes"][n]})
+    lines = ["| converter | " + " | ".join(classes) + " |", "|---|" + "---|" * len(classes)]
+    for n in CONVERTERS:
+        counts = summary["classes"][n]
+        lines.append(f"| {n} | " + " | ".join(str(counts.get(k, 0)) for k in classes) + " |")
+    return lines
 
 
 def _replaced(records: list[dict[str, Any]], sub: str) -> list[str]:
