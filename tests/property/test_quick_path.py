@@ -1,6 +1,7 @@
-"""The quick path of ``vgfc compile`` (vgfc.cli.quick) against click, the oracle: for generated
-command lines, the quick parser either leaves the line to click or gives exactly the parameters
-click's own parse of the line gives (``make_context``), defaults included."""
+"""The quick paths of ``vgfc compile`` and ``vgfc-model-converter`` (vgfc.cli.quick) against
+click, the oracle: for generated command lines, the quick parser either leaves the line to click
+or gives exactly the parameters click's own parse of the line gives (``make_context``), defaults
+included."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from hypothesis import strategies as st
 from tosa_factory import chain
 
 from vgfc.cli.compile import compile_command
-from vgfc.cli.quick import parse_compile
+from vgfc.cli.model_converter_command import model_converter
+from vgfc.cli.quick import parse_compile, parse_model_converter
 
 
 @pytest.fixture(scope="module")
@@ -122,11 +124,13 @@ GROUPS = st.one_of(
 lines = st.lists(GROUPS, max_size=6).map(lambda groups: [t for g in groups for t in g])
 
 
-def _click_params(args: list[str]) -> dict[str, object] | None:
-    """What click's parse of ``vgfc compile ARGS`` gives the command, or ``None`` where click
-    refuses the line (a usage error) or answers it itself (``--help``)."""
+def _click_params(
+    args: list[str], command: click.Command = compile_command
+) -> dict[str, object] | None:
+    """What click's parse of ``vgfc compile ARGS`` (or another ``command``'s) gives the command,
+    or ``None`` where click refuses the line (a usage error) or answers it itself (``--help``)."""
     try:
-        with compile_command.make_context("compile", list(args)) as ctx:
+        with command.make_context(command.name or "", list(args)) as ctx:
             return dict(ctx.params)
     except (click.exceptions.Exit, click.ClickException):
         return None
@@ -188,3 +192,105 @@ def test_the_usual_command_lines_take_the_quick_path(folder: Path, args: list[st
 )
 def test_what_the_quick_path_is_not_sure_of_goes_to_click(folder: Path, args: list[str]) -> None:
     assert parse_compile(args) is None
+
+
+CONVERTER_GROUPS = st.one_of(
+    st.sampled_from(PATHS).map(lambda p: [p]),
+    st.sampled_from(
+        [
+            "--require-static-shape",
+            "--tosa-flatbuffer",
+            "--analysis",
+            "--experimental-analysis",
+            "--emit-debug-info",
+            "--enable-bespoke",
+            "--dump-mlir",
+            "--disable-replicated-composites",
+            "-O0",
+            "-w",
+            "--debug",
+            "--version",
+            "-h",
+            "--",
+            "-iom.tosa",
+            "-im.tosa",
+            "-oout.vgf",
+            "-Werror",
+            "--unknown",
+        ]
+    ).map(lambda f: [f]),
+    st.tuples(
+        st.sampled_from(
+            [
+                "-i",
+                "--input",
+                "-o",
+                "--output",
+                "--tosa-flatbuffer-schema",
+                "--target",
+                "--type-narrowing",
+                "--kernels",
+                "--custom-op-domain-to-opcode",
+                "--shader-timeout",
+                "-W",
+            ]
+        ),
+        st.sampled_from(
+            [*PATHS, "executorch", "bogus", "full", "none", "1.5", "-q", "com.x=1", "error"]
+        ),
+    ).flatmap(lambda pair: st.sampled_from([list(pair), [f"{pair[0]}={pair[1]}"]])),
+)
+converter_lines = st.lists(CONVERTER_GROUPS, max_size=6).map(
+    lambda groups: [t for g in groups for t in g]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(converter_lines)
+def test_the_model_converters_quick_parse_is_clicks_or_none(folder: Path, args: list[str]) -> None:
+    quick = parse_model_converter(args)
+    if quick is not None:
+        assert quick == _click_params(args, model_converter), args
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-i", "m.tosa", "-o", "out.vgf"],  # what ExecuTorch runs
+        ["-o", "out.vgf", "-i", "m.tosa"],
+        ["--input=m.tosa", "--output", "-"],
+        ["-i", "-", "-o", "-"],
+        [],  # standard input to standard output
+        ["--require-static-shape", "-i", "m.tosa", "-o", "out.vgf"],
+        ["-i", "m.tosa", "-o", "out.vgf", "--type-narrowing", "full", "-O0"],
+        ["-i", "m.tosa", "-o", "out.vgf", "--disable-replicated-composites", "--emit-debug-info"],
+        ["-i", "m.tosa", "-o", "out.tosa", "--tosa-flatbuffer"],
+        ["-i", "m.tosa", "--experimental-analysis", "-o", "out.vgf"],
+        ["-im.tosa", "-oout.vgf"],
+        ["-i", "missing.tosa", "-o", "out.vgf"],  # the compile says so
+    ],
+)
+def test_the_usual_converter_lines_take_the_quick_path(folder: Path, args: list[str]) -> None:
+    quick = parse_model_converter(args)
+    assert quick is not None
+    assert quick == _click_params(args, model_converter)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--version"],
+        ["-h"],
+        ["m.tosa"],  # a word no option takes: click's usage error
+        ["-i", "m.tosa", "-o", "out.vgf", "--debug"],
+        ["-i", "m.tosa", "-i", "n.tosa"],
+        ["-i", "m.tosa", "-o", "-q"],  # click takes -q as the file name
+        ["-i", ""],
+        ["-i", "m.tosa", "--target", "bogus"],
+        ["-i", "m.tosa", "--unknown"],
+    ],
+)
+def test_what_the_converters_quick_path_is_not_sure_of_goes_to_click(
+    folder: Path, args: list[str]
+) -> None:
+    assert parse_model_converter(args) is None

@@ -12,8 +12,15 @@ its JSON form written with that schema, as the reference converter writes it);
 ``--type-narrowing``, ``--experimental-analysis``, ``--emit-debug-info``, ``--dump-mlir``,
 ``--custom-op-domain-to-opcode`` and ``--enable-bespoke`` are entries of the option table, as
 in ``vgfc compile``;
-``--disable-replicated-composites`` is honoured by refusing a result that uses them, since vgfc
-has no switch for it.
+``--disable-replicated-composites`` spells every constant of equal elements out, as the
+reference converter does.
+
+The usual command lines (``-i X.tosa -o X.vgf`` and the option table's options) are parsed
+without click (:func:`vgfc.cli.quick.run_quick_converter`), as ``vgfc compile``'s are: on a
+small network a compile is mostly start-up, and click with what it loads took two thirds of
+the command's time on a 20-operator network (ExecuTorch runs the command once for every model
+it lowers).
+Everything else goes to the click command (:mod:`vgfc.cli.model_converter_command`).
 
 Exit codes as for ``vgfc``: 0 success, 1 error in the input, 2 usage error, 3 internal error.
 Every error is one line on stderr, and after an error no output file exists.
@@ -21,23 +28,28 @@ Every error is one line on stderr, and after an error no output file exists.
 
 from __future__ import annotations
 
-import importlib.metadata
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import click
 
 import vgfc
-from vgfc.cli.errors import handle_errors
-from vgfc.cli.options import InputPath, declare
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from vgfc.compiler import Options, Sink
 
-__all__ = ["COMPATIBLE_VERSION", "PROG", "main", "model_converter", "version_document"]
+__all__ = [
+    "COMPATIBLE_VERSION",
+    "OWN_DEFAULTS",
+    "OWN_FLAGS",
+    "OWN_VALUES",
+    "PROG",
+    "convert",
+    "main",
+    "version_document",
+]
 
 PROG = "vgfc-model-converter"
 
@@ -47,6 +59,24 @@ reports it where the reference converter reports its own, so version checks writ
 (ExecuTorch: the first ``x.y.z`` in the output, >= 0.10.0) pass."""
 
 EXIT_USAGE = 2
+
+OWN_VALUES = (
+    ("-i", "input_path"),
+    ("--input", "input_path"),
+    ("-o", "output"),
+    ("--output", "output"),
+)
+"""The options of this command that are not in the option table and take a value: as written,
+the parameter (the click command declares them with these names, the quick path parses them)."""
+OWN_FLAGS = (("--require-static-shape", "require_static_shape"),)
+"""... and those that are flags."""
+OWN_DEFAULTS: dict[str, Any] = {
+    "input_path": "-",
+    "output": "-",
+    "require_static_shape": False,
+    "debug": False,
+}
+"""Their defaults (``-``: standard input, standard output), ``--debug``'s too."""
 
 _REPORTED_PACKAGES = (
     "tosa-tools",
@@ -60,6 +90,8 @@ _REPORTED_PACKAGES = (
 
 def version_document() -> dict[str, object]:
     """What ``--version`` prints: the reference converter's JSON shape, ``version`` first."""
+    import importlib.metadata
+
     dependencies = [f"vgfc={vgfc.__version__}"]
     for name in _REPORTED_PACKAGES:
         try:
@@ -73,73 +105,19 @@ def version_document() -> dict[str, object]:
     }
 
 
-def _print_version(context: click.Context, _param: click.Parameter, value: bool) -> None:
-    if not value or context.resilient_parsing:
-        return
-    click.echo(json.dumps(version_document(), indent=2))
-    context.exit()
-
-
-@click.command(
-    PROG,
-    context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
-)
-@click.option(
-    "-v",
-    "--version",
-    is_flag=True,
-    expose_value=False,
-    is_eager=True,
-    callback=_print_version,
-    help="Print the version as JSON: the reference converter release vgfc follows "
-    f"({COMPATIBLE_VERSION}), vgfc's own version and its packages' versions.",
-)
-@click.option(
-    "-i",
-    "--input",
-    "input_path",
-    default="-",
-    type=InputPath(dash=True),
-    help="The model to compile: a TOSA flatbuffer or TOSA MLIR (text or bytecode), told apart "
-    "by content; '-' reads standard input.",
-)
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    default="-",
-    help="The VGF file to write, atomically; '-' writes it to standard output.",
-)
-@click.option(
-    "--require-static-shape",
-    is_flag=True,
-    help="Always so in vgfc: a dynamic shape is an error.",
-)
-@declare("model-converter")
-@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-@handle_errors
-def model_converter(
+def convert(
     input_path: Path,
     output: str,
-    tosa_flatbuffer: bool,
-    tosa_flatbuffer_schema: Path | None,
-    analysis: bool,
-    require_static_shape: bool,
     options: Options,
-    debug: bool,
+    *,
+    tosa_flatbuffer: bool = False,
+    tosa_flatbuffer_schema: Path | None = None,
+    analysis: bool = False,
 ) -> None:
-    """Compile a TOSA model (flatbuffer or MLIR) into a VGF file with vgfc, taking the command
-    line of Arm's model-converter; for tools that run it, such as ExecuTorch's VGF backend
-    (MODEL_CONVERTER_PATH=$(which vgfc-model-converter)).
-
-    \b
-    vgfc-model-converter -i model.tosa -o model.vgf
-    vgfc-model-converter --version
-    """
+    """What the command does, however its command line was parsed: the model compiled into
+    ``output`` (``-``: standard output), or its flatbuffer written (``--tosa-flatbuffer``)."""
     from vgfc.compiler import ToFile, ToStream, compile_model
 
-    if tosa_flatbuffer_schema is not None and not tosa_flatbuffer:
-        raise click.UsageError("--tosa-flatbuffer-schema is for --tosa-flatbuffer")
     if tosa_flatbuffer:
         from vgfc.cli.translate import write_flatbuffer
 
@@ -174,7 +152,7 @@ def _analyse(input_path: Path, options: Options, sink: Sink) -> None:
 
     done = compile_model(input_path, options, sink=sink, keep_going=True)
     for line in analysis_lines(done):
-        click.echo(line, err=True)
+        sys.stderr.write(line + "\n")
     if done.diagnostics:
         print_bounded(stderr_console(), done.diagnostics, LIMITS.check_errors_shown)
     if done.errors:
@@ -184,18 +162,25 @@ def _analyse(input_path: Path, options: Options, sink: Sink) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script: usage errors, too, are one line on stderr (exit code 2)."""
     from vgfc.cli import command_process
+    from vgfc.cli.quick import run_quick_converter
+
+    command_process()
+    args = list(argv) if argv is not None else sys.argv[1:]
+    prepared = run_quick_converter(args, console_script=argv is None)  # returns: click's
+
+    import click
+
     from vgfc.cli.console import print_diagnostic, stderr_console
     from vgfc.cli.errors import report_interrupt
+    from vgfc.cli.model_converter_command import model_converter
     from vgfc.cli.process import die_if_interrupted, finish_process, prepare_process
     from vgfc.diagnostics import VgfcError
     from vgfc.files.interrupts import Interrupted
 
-    command_process()
-    prepare_process()
+    if not prepared:
+        prepare_process()
     try:
-        code = model_converter.main(
-            args=list(argv) if argv is not None else None, prog_name=PROG, standalone_mode=False
-        )
+        code = model_converter.main(args=args, prog_name=PROG, standalone_mode=False)
     except click.UsageError as e:
         click.echo(f"error: {e.format_message().rstrip('.')} (see {PROG} --help)", err=True)
         code = EXIT_USAGE

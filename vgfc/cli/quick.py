@@ -32,19 +32,21 @@ if TYPE_CHECKING:
 
     from vgfc.options import Option
 
-__all__ = ["parse_compile", "run_quick"]
+__all__ = ["parse_compile", "parse_model_converter", "run_quick", "run_quick_converter"]
 
 
-def _table() -> tuple[dict[str, tuple[str, bool]], dict[str, str], dict[str, Any]]:
-    """From the option table, for ``vgfc compile``: the flags (as written -> the parameter and
-    the value it sets), the options that take a value (as written -> the parameter), and every
+def _table(
+    command: str,
+) -> tuple[dict[str, tuple[str, bool]], dict[str, str], dict[str, Any]]:
+    """From the option table, for ``command``: the flags (as written -> the parameter and the
+    value it sets), the options that take a value (as written -> the parameter), and every
     parameter's default as click fills it when no option is given."""
     from vgfc.options import options_of
 
     flags: dict[str, tuple[str, bool]] = {}
     values: dict[str, str] = {}
-    defaults: dict[str, Any] = {"models": ()}
-    for option in options_of("compile"):
+    defaults: dict[str, Any] = {}
+    for option in options_of(command):
         for flag in option.flags:
             if option.batch:
                 continue  # click's
@@ -105,23 +107,62 @@ def _convert(option: Option, value: str) -> Any:
 def parse_compile(args: list[str]) -> dict[str, Any] | None:
     """The parameters of ``vgfc compile ARGS`` as click's parse gives them, or ``None`` where
     click must parse them (see the module docstring)."""
+    parsed = _parse("compile", args, {}, {})
+    if parsed is None or len(parsed[1]) != 1:
+        return None
+    params, models = parsed
+    params["models"] = tuple(models)
+    return params
+
+
+def parse_model_converter(args: list[str]) -> dict[str, Any] | None:
+    """The parameters of ``vgfc-model-converter ARGS`` as click's parse gives them, or ``None``
+    where click must parse them: its own ``-i``, ``-o`` and ``--require-static-shape``
+    (:data:`vgfc.cli.model_converter.OWN_VALUES`, ``OWN_FLAGS``), then the option table's."""
+    from vgfc.cli.model_converter import OWN_DEFAULTS, OWN_FLAGS, OWN_VALUES
+
+    own: dict[str, tuple[str, Callable[[str], Any]]] = {
+        flag: (param, Path if param == "input_path" else str) for flag, param in OWN_VALUES
+    }
+    parsed = _parse("model-converter", args, own, dict(OWN_FLAGS))
+    if parsed is None or parsed[1]:
+        return None  # a word that is no option's value: click's usage error
+    params = {**parsed[0]}
+    for param, default in OWN_DEFAULTS.items():
+        params.setdefault(param, Path(default) if param == "input_path" else default)
+    return params
+
+
+def _parse(
+    command: str,
+    args: list[str],
+    own: dict[str, tuple[str, Callable[[str], Any]]],
+    own_flags: dict[str, str],
+) -> tuple[dict[str, Any], list[Path]] | None:
+    """``command``'s parameters from ``args`` and the words that are no option's (paths), or
+    ``None`` where click must parse them. ``own`` and ``own_flags`` are the command's options
+    that are not in the option table: as written -> (the parameter, its type) or the
+    parameter a flag sets."""
     from vgfc.options import OPTIONS, REPORT_NEXT_TO_OUTPUT
 
-    flags, values, params = _table()
-    of = {o.param: o for o in OPTIONS if "compile" in o.commands}
+    flags, values, params = _table(command)
+    flags.update({flag: (param, True) for flag, param in own_flags.items()})
+    values.update({flag: param for flag, (param, _) in own.items()})
+    typed = {param: kind for param, kind in own.values()}
+    of = {o.param: o for o in OPTIONS if command in o.commands}
     given: set[str] = set()
-    models: list[Path] = []
+    words: list[Path] = []
     i = 0
     while i < len(args):
         token = args[i]
         i += 1
         if token == "-":  # standard input, as click's InputPath(dash=True) takes it
-            models.append(Path(token))
+            words.append(Path(token))
             continue
         if not token.startswith("-"):
             if not _file(token, model=True):
                 return None
-            models.append(Path(token))
+            words.append(Path(token))
             continue
         option, equals, attached = token.partition("=")
         if not token.startswith("--") and len(token) > 2 and token[:2] in values:
@@ -130,7 +171,7 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
         value: Any
         if option in flags and not equals:
             name, value = flags[option]
-        elif option == "--report" and not equals:
+        elif option == "--report" and "report" in of and not equals:
             # The FILE is optional: the next word is taken unless it looks like an option.
             if i < len(args) and (args[i] == "-" or not args[i].startswith("-")):
                 value = _convert(of["report"], args[i])
@@ -149,22 +190,22 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
                 return None
             if raw.startswith("-") and raw != "-":  # "-" is a value to click, too
                 return None
-            value = _convert(of[name], raw)
+            if name in typed:
+                value = typed[name](raw) if raw else None
+            else:
+                value = _convert(of[name], raw)
         else:
             return None
         if value is None:
             return None
-        if of[name].multiple:
+        if name in of and of[name].multiple:
             params[name] = (*params[name], value)
         elif name in given:
             return None
         else:
             given.add(name)
             params[name] = value
-    if len(models) != 1:
-        return None
-    params["models"] = tuple(models)
-    return params
+    return params, words
 
 
 def _print_version(verbose: bool) -> None:
@@ -244,13 +285,49 @@ def _guarded(work: Callable[[], None]) -> object:
     return 0
 
 
-def _options(params: dict[str, Any]) -> Any:
+def _options(params: dict[str, Any], command: str = "compile") -> Any:
     """The :class:`vgfc.compiler.Options` of the parsed values, or ``None`` when
     :func:`vgfc.compilation.make_options` refuses a value."""
     from vgfc.compilation import make_options
     from vgfc.options import UsageError, compile_values
 
     try:
-        return make_options(**compile_values("compile", params))
+        return make_options(**compile_values(command, params))
     except UsageError:
         return None
+
+
+def run_quick_converter(argv: list[str], *, console_script: bool) -> bool:
+    """Run ``vgfc-model-converter ARGV`` and exit when this module can parse it; return when
+    click must, with whether the process is prepared already. ``console_script``: the process
+    is the command (not a program calling :func:`vgfc.cli.model_converter.main`), which then
+    ends by the signal that interrupted it."""
+    from vgfc.cli.process import die_if_interrupted, finish_process, prepare_process
+
+    params = parse_model_converter(argv)
+    if params is None or (params["tosa_flatbuffer_schema"] and not params["tosa_flatbuffer"]):
+        return False  # the latter a usage error, which click says
+    prepare_process()
+    from vgfc.cli.model_converter import convert
+
+    options: Any = None
+
+    def work() -> None:
+        nonlocal options
+        options = _options(params, "model-converter")
+        if options is not None:
+            convert(
+                params["input_path"],
+                params["output"],
+                options,
+                tosa_flatbuffer=params["tosa_flatbuffer"],
+                tosa_flatbuffer_schema=params["tosa_flatbuffer_schema"],
+                analysis=params["analysis"],
+            )
+
+    code = _guarded(work)
+    if options is None and code == 0:
+        return True  # a value make_options refuses: a usage error, which click says
+    if console_script:
+        die_if_interrupted()
+    finish_process(code)

@@ -26,6 +26,7 @@ reads, or where its operand is a variable.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 from vgfc.ir import Data, DType, Graph, Operator, Tensor
@@ -69,15 +70,15 @@ def _splat(tensor: Tensor) -> float | None:
 
 
 def _negative_zero(value: float) -> bool:
-    return value == 0 and str(value).startswith("-")
+    return value == 0 and math.copysign(1.0, value) < 0
 
 
 def _blind_to_zero_sign(
     name: str, users: Mapping[str, list[Operator]], tensors: Mapping[str, Tensor], fixed: set[str]
 ) -> bool:
-    """Whether no reader of ``name`` can tell ``-0.0`` from ``+0.0`` (see the module docstring)."""
-    import numpy as np
-
+    """Whether no reader of ``name`` can tell ``-0.0`` from ``+0.0`` (see the module docstring).
+    A bias is read as Python numbers (:meth:`vgfc.ir.Data.numbers`), as :func:`_splat` reads
+    a constant: this runs on compiles that load no numpy otherwise."""
     todo, seen = [name], set()
     while todo:
         value = todo.pop()
@@ -97,8 +98,7 @@ def _blind_to_zero_sign(
             bias = tensors[op.inputs[2]] if len(op.inputs) > 2 else None
             if bias is None or bias.data is None or bias.is_variable or bias.dtype not in _FLOATS:
                 return False
-            zeros = bias.data.array == 0
-            if (zeros & np.signbit(bias.data.array)).any():
+            if any(_negative_zero(v) for v in bias.data.numbers()):
                 return False
     return True
 

@@ -20,8 +20,9 @@ import pytest
 
 PROBE = """
 import atexit, gc, json, sys
-sys.argv = ["vgfc", *json.loads(sys.argv[1])]
-from vgfc.cli import main
+sys.argv = json.loads(sys.argv[1])
+entry = {"vgfc": "vgfc.cli", "vgfc-model-converter": "vgfc.cli.model_converter"}[sys.argv[0]]
+main = __import__(entry, fromlist=["main"]).main
 code = 0
 
 def report():
@@ -61,10 +62,12 @@ COMPILERS = (
 and the worker processes glslang runs in."""
 
 
-def _command(args: list[str], folder: Path, cache: Path) -> dict[str, object]:
+def _command(
+    args: list[str], folder: Path, cache: Path, program: str = "vgfc"
+) -> dict[str, object]:
     env = {**os.environ, "VGFC_CACHE_DIR": str(cache)}
     run = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(args)],
+        [sys.executable, "-c", PROBE, json.dumps([program, *args])],
         capture_output=True,
         text=True,
         env=env,
@@ -97,6 +100,52 @@ def test_a_compile_without_shaders_stays_within_the_budget(
     assert _loaded(seen, (*NEVER, *COMPILERS, "vgfc.resolve", "vgfc.vgf.profiles")) == []
     assert _loaded(seen, START_UP) == []
     assert seen["libraries"] == []
+
+
+def test_the_model_converter_command_ExecuTorch_runs_stays_within_the_budget(
+    chain_model: Path, tmp_path: Path
+) -> None:
+    # ExecuTorch's VGF backend runs [binary, *flags, "-i", X.tosa, "-o", X.tosa.vgf]
+    args = ["-i", str(chain_model), "-o", "plain.vgf"]
+    seen = _command(args, tmp_path, tmp_path / "cache", program="vgfc-model-converter")
+    assert seen["code"] == 0 and (tmp_path / "plain.vgf").is_file()
+    assert _loaded(seen, (*NEVER, *COMPILERS, "importlib.metadata", *START_UP)) == []
+
+
+def test_a_compile_that_looks_for_identities_loads_no_numpy(tmp_path: Path) -> None:
+    # x + 0.0 is x only where no reader tells -0.0 from +0.0: the pass looks at the readers
+    # (here a convolution, whose bias it reads) without loading numpy.
+    import numpy as np
+    import tosa.DType as fb_dtype
+    from tosa_factory import Op, T, build
+
+    f32 = np.float32
+    zero = np.zeros((1, 1, 1, 1), f32)
+    tensors = [
+        T("x", (1, 2, 2, 1)),
+        T("zero", (1, 1, 1, 1), data=zero),
+        T("a", (1, 2, 2, 1)),
+        T("w", (1, 1, 1, 1), data=np.ones((1, 1, 1, 1), f32)),
+        T("b", (1,), data=np.array([0.5], f32)),
+        T("zp", (1,), data=np.zeros(1, f32)),
+        T("y", (1, 2, 2, 1)),
+    ]
+    ops = [
+        *(Op("CONST", [], [n]) for n in ("zero", "w", "b", "zp")),
+        Op("ADD", ["x", "zero"], ["a"]),
+        Op(
+            "CONV2D",
+            ["a", "w", "b", "zp", "zp"],
+            ["y"],
+            "Conv2dAttribute",
+            {"pad": [0] * 4, "stride": [1, 1], "dilation": [1, 1], "acc_type": fb_dtype.DType.FP32},
+        ),
+    ]
+    model = tmp_path / "add_zero.tosa"
+    model.write_bytes(build(tensors, ops, ["x"], ["y"]))
+    seen = _command(["compile", "-q", str(model), "-o", "out.vgf"], tmp_path, tmp_path / "c")
+    assert seen["code"] == 0 and (tmp_path / "out.vgf").is_file()
+    assert _loaded(seen, ("numpy",)) == []
 
 
 def test_a_compile_with_every_shader_cached_loads_no_shader_compiler(tmp_path: Path) -> None:

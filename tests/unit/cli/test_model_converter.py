@@ -393,7 +393,7 @@ def test_help_names_the_reference_options() -> None:
 def test_help_ignores_none_of_the_options_vgfc_does() -> None:
     import click
 
-    from vgfc.cli.model_converter import model_converter
+    from vgfc.cli.model_converter_command import model_converter
 
     with click.Context(model_converter) as context:
         shown = {

@@ -38,7 +38,7 @@ def test_each_command_declares_exactly_the_options_the_table_gives_it(name: str)
 
 
 def test_the_model_converter_takes_its_options_from_the_table() -> None:
-    from vgfc.cli.model_converter import model_converter
+    from vgfc.cli.model_converter_command import model_converter
 
     declared = {p.name for p in model_converter.params}
     assert {o.param for o in options_of("model-converter")} <= declared
