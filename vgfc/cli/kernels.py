@@ -19,8 +19,14 @@ if TYPE_CHECKING:
 __all__ = ["kernels"]
 
 
+def _named(_context: click.Context, param: click.Parameter, values: tuple[str, ...]) -> object:
+    if "" in values:  # as a model's path (InputPath): "" would read as the current folder
+        raise click.BadParameter("an empty path names no file", param=param)
+    return values
+
+
 @click.command("kernels")
-@click.argument("libraries", nargs=-1, required=True, metavar="LIB...")
+@click.argument("libraries", nargs=-1, required=True, metavar="LIB...", callback=_named)
 @click.option("--json", "as_json", is_flag=True, help="Print the entries and verdicts as JSON.")
 @max_errors_option("kernels that fail the same way are one")
 @declare("kernels")

@@ -42,7 +42,8 @@ class InputPath(click.Path):
     """A file a command reads, taken as given: whatever is wrong with it (missing, unreadable, a
     folder, a FIFO, a symlink loop) is said by :func:`vgfc.files.inputs.open_input` when the
     command reads it, in gcc's form and with exit code 1 (``nosuch.tosa: error: cannot read the
-    model: no such file``), as for every other input, never as click's usage error."""
+    model: no such file``), as for every other input, never as click's usage error. An empty
+    path names no file: that is a usage error (``Path("")`` would be the current folder)."""
 
     def __init__(self, *, dash: bool = False) -> None:
         super().__init__(exists=False, readable=False, path_type=Path, allow_dash=dash)
@@ -52,6 +53,8 @@ class InputPath(click.Path):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, Path):
             return value
+        if value == "":  # Path("") is the current folder, which no one meant
+            self.fail("an empty path names no file", param, ctx)
         return Path(value)
 
 

@@ -96,3 +96,41 @@ def test_run_and_verify_refuse_it_as_an_input_array_or_file(
     run = vgfc_exe(*(a.format(path, vgf=vgf, model=model) for a in args))
     assert run.code == 1, run.err
     assert run.err.strip() == f"{path}: error: cannot read the {what}: {REASONS[kind]}", run.err
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (["compile", "", "-o", "{out}"], "MODEL..."),
+        (["check", ""], "MODEL"),
+        (["partition", ""], "MODEL"),
+        (["verify", ""], "MODEL"),
+        (["inspect", ""], "VGF"),
+        (["run", ""], "VGF"),
+        (["kernels", ""], "LIB..."),
+    ],
+)
+def test_an_empty_path_is_a_usage_error_not_the_current_folder(
+    tmp_path: Path, vgfc_exe: Any, args: list[str], name: str
+) -> None:
+    # Path("") is "."; read as that, the message was ".: error: ... a folder".
+    run = vgfc_exe(*(a.format(out=tmp_path / "out.vgf") for a in args), cwd=tmp_path)
+    assert run.code == 2, run.err
+    assert f"Invalid value for '{name}': an empty path names no file" in run.err
+    assert not (tmp_path / "out.vgf").exists()
+
+
+def test_the_model_converter_says_so_too(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "vgfc-model-converter"
+    run = subprocess.run(
+        [exe, "-i", "", "-o", tmp_path / "out.vgf"], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 2
+    assert run.stderr == (
+        "error: Invalid value for '-i' / '--input': an empty path names no file"
+        " (see vgfc-model-converter --help)\n"
+    )
+    assert not (tmp_path / "out.vgf").exists()
