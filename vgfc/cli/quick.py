@@ -215,6 +215,14 @@ def _print_version(verbose: bool) -> None:
     sys.stdout.write("".join(f"{line}\n" for line in lines))
 
 
+def _print_converter_version() -> None:
+    import json
+
+    from vgfc.cli.model_converter import version_document
+
+    sys.stdout.write(json.dumps(version_document(), indent=2) + "\n")
+
+
 def run_quick(argv: list[str]) -> bool:
     """Run ``vgfc ARGV`` and exit when this module can parse it; return when click must, with
     whether the process is prepared already (:func:`vgfc.cli.process.prepare_process`)."""
@@ -304,6 +312,9 @@ def run_quick_converter(argv: list[str], *, console_script: bool) -> bool:
     ends by the signal that interrupted it."""
     from vgfc.cli.process import die_if_interrupted, finish_process, prepare_process
 
+    if argv in (["--version"], ["-v"]):  # ExecuTorch's check of the converter it is given
+        prepare_process()
+        finish_process(_guarded(_print_converter_version))
     params = parse_model_converter(argv)
     if params is None or (params["tosa_flatbuffer_schema"] and not params["tosa_flatbuffer"]):
         return False  # the latter a usage error, which click says

@@ -84,8 +84,9 @@ def _loaded(seen: dict[str, object], names: tuple[str, ...]) -> list[str]:
     return [n for n in names if n in modules or any(m.startswith(n + ".") for m in modules)]
 
 
-def test_the_version_loads_none_of_the_compiler(tmp_path: Path) -> None:
-    seen = _command(["--version"], tmp_path, tmp_path / "cache")
+@pytest.mark.parametrize("program", ["vgfc", "vgfc-model-converter"])
+def test_the_version_loads_none_of_the_compiler(tmp_path: Path, program: str) -> None:
+    seen = _command(["--version"], tmp_path, tmp_path / "cache", program=program)
     assert seen["code"] == 0
     assert _loaded(seen, (*NEVER, *COMPILERS, "vgfc.compiler", "vgfc.read", "vgfpy")) == []
 
