@@ -5,9 +5,10 @@ then left for the GPU: folding never changes a value.
 
 What is folded, and what is not:
 
-- Data movement (RESHAPE, TRANSPOSE, SLICE, CONCAT, TILE, PAD with its constant pad value,
-  REVERSE, IDENTITY, SELECT): every element type numpy holds exactly (all but the packed FP6,
-  FP4 and MXINT8 formats of the 1.1 draft); the values are copied, never computed.
+- Data movement (TRANSPOSE, SLICE, CONCAT, TILE, PAD with its constant pad value, REVERSE,
+  SELECT): every element type numpy holds exactly (all but the packed FP6, FP4 and MXINT8
+  formats of the 1.1 draft); the values are copied, never computed. RESHAPE and IDENTITY
+  (:data:`SAME_BYTES`) keep their operand's bytes, every element type, without numpy.
 - CAST: between BOOL, INT8, INT16 and INT32 (to BOOL: not zero; from BOOL: 0 or 1; to a
   narrower integer: the low bits, as the specification's truncation), and the exact widenings
   FP16 -> FP32 and BF16 -> FP32 (a NaN the quiet NaN of its sign, without payload, as the
@@ -48,7 +49,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vgfc.ir import Array
 
-__all__ = ["FOLDABLE", "Evaluator", "evaluators"]
+__all__ = ["FOLDABLE", "SAME_BYTES", "Evaluator", "evaluators"]
 
 Evaluator = Callable[[Operator, Sequence["Array"], Tensor, Sequence[Tensor]], "Array | None"]
 """(op, its input values, its output tensor, its input tensors) -> the output value, or
@@ -68,19 +69,6 @@ _EXACT_CASTS = frozenset(
 
 def _shape_values(value: Array) -> tuple[int, ...]:
     return tuple(int(v) for v in value.reshape(-1))
-
-
-def _identity(
-    op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]
-) -> Array | None:
-    return args[0]
-
-
-def _reshape(
-    op: Operator, args: Sequence[Array], out: Tensor, ins: Sequence[Tensor]
-) -> Array | None:
-    assert out.shape is not None
-    return args[0].reshape(out.shape)
 
 
 def _transpose(
@@ -270,8 +258,6 @@ def _table() -> Mapping[str, Evaluator]:
     int32 = frozenset({DType.INT32})
     return MappingProxyType(
         {
-            "IDENTITY": _identity,
-            "RESHAPE": _reshape,
             "TRANSPOSE": _transpose,
             "SLICE": _slice,
             "CONCAT": _concat,
@@ -314,8 +300,13 @@ FOLDABLE = frozenset(
         "GREATER_EQUAL", "RESCALE", "NEGATE", "ABS",
     }
 )  # fmt: skip
-"""The ops :func:`evaluators` has an entry for, known without importing numpy (a graph with none
-of them, all constant, costs folding nothing)."""
+"""The ops :func:`evaluators` has an entry for, or :data:`SAME_BYTES` names, known without
+importing numpy (a graph with none of them, all constant, costs folding nothing)."""
+
+SAME_BYTES = frozenset({"IDENTITY", "RESHAPE"})
+"""The foldable ops whose result is their operand's bytes under the output's shape: folded on
+the bytes (:func:`vgfc.passes.fold.fold`), with no evaluator and no numpy. ExecuTorch's exports
+often hold a RESHAPE of a weight and nothing else to fold; numpy cost more than the compile."""
 
 
 _BUILT: list[Mapping[str, Evaluator]] = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 from vgfc.ir import Data, Graph, Operator, Tensor
 from vgfc.limits import LIMITS
 from vgfc.passes.edit import in_order, rebuild
-from vgfc.passes.evaluate import FOLDABLE, evaluators
+from vgfc.passes.evaluate import FOLDABLE, SAME_BYTES, evaluators
 from vgfc.passes.records import Rewrite, Rewritten
 from vgfc.record import replace
 
@@ -34,8 +34,6 @@ def fold(graph: Graph) -> Rewritten:
         op.op in FOLDABLE and op.inputs and constant.issuperset(op.inputs) for op in graph.operators
     ):
         return Rewritten(graph)  # nothing to fold (while folding, only what this finds becomes so)
-    from vgfc.dtypes import numpy_dtype
-
     kept = set(graph.outputs)
     kept.update(n for op in graph.operators if op.op == "CUSTOM" for n in op.inputs)
     table: dict[str, Tensor] | None = None
@@ -61,16 +59,12 @@ def fold(graph: Graph) -> Rewritten:
         read = sum(t.data.raw.nbytes for t in ins if t.data is not None and not t.is_shape)
         if size > LIMITS.folded_constant_bytes_max or size > read + LIMITS.folded_growth_bytes_max:
             continue
-        target = numpy_dtype(out.dtype)
-        if target is None or any(numpy_dtype(t.dtype) is None for t in ins):
-            continue
-        args = [t.data.array for t in ins if t.data is not None]
-        value = evaluators()[op.op](op, args, out, ins)
-        if value is None or tuple(value.shape) != out.shape or value.dtype != target:
+        data = _same_bytes(op, ins[0], out) if op.op in SAME_BYTES else _evaluated(op, ins, out)
+        if data is None:
             continue
         if table is None:
             table = dict(tensors)
-        table[out.name] = replace(out, data=Data.of(value, out.dtype))
+        table[out.name] = replace(out, data=data)
         folded[op.index] = Operator(
             op.index,
             "CONST",
@@ -85,3 +79,27 @@ def fold(graph: Graph) -> Rewritten:
         return Rewritten(graph)
     operators = [folded.get(op.index, op) for op in graph.operators]
     return Rewritten(rebuild(graph, operators, table), tuple(rewrites))
+
+
+def _same_bytes(op: Operator, source: Tensor, out: Tensor) -> Data | None:
+    """A :data:`SAME_BYTES` op's result: ``source``'s bytes under ``out``'s shape."""
+    data = source.data
+    if data is None or out.shape is None or source.dtype is not out.dtype:
+        return None
+    if source.element_count != out.element_count:
+        return None
+    return Data(data.raw, out.dtype, out.shape)
+
+
+def _evaluated(op: Operator, ins: list[Tensor], out: Tensor) -> Data | None:
+    """The result of ``op`` computed by its evaluator, with numpy; ``None`` where it declines."""
+    from vgfc.dtypes import numpy_dtype
+
+    target = numpy_dtype(out.dtype)
+    if target is None or any(numpy_dtype(t.dtype) is None for t in ins):
+        return None
+    args = [t.data.array for t in ins if t.data is not None]
+    value = evaluators()[op.op](op, args, out, ins)
+    if value is None or tuple(value.shape) != out.shape or value.dtype != target:
+        return None
+    return Data.of(value, out.dtype)

@@ -113,26 +113,32 @@ def test_the_model_converter_command_ExecuTorch_runs_stays_within_the_budget(
     assert _loaded(seen, (*NEVER, *COMPILERS, "importlib.metadata", *START_UP)) == []
 
 
-def test_a_compile_that_looks_for_identities_loads_no_numpy(tmp_path: Path) -> None:
-    # x + 0.0 is x only where no reader tells -0.0 from +0.0: the pass looks at the readers
-    # (here a convolution, whose bias it reads) without loading numpy.
+def test_a_compile_that_folds_a_reshape_and_looks_for_identities_loads_no_numpy(
+    tmp_path: Path,
+) -> None:
+    # As ExecuTorch exports a network: a weight reshaped by an operator, which folding makes a
+    # constant on its bytes; and x + 0.0, which is x only where no reader tells -0.0 from
+    # +0.0: the pass looks at the readers (a convolution, whose bias it reads). Neither needs
+    # numpy.
     import numpy as np
     import tosa.DType as fb_dtype
     from tosa_factory import Op, T, build
 
     f32 = np.float32
-    zero = np.zeros((1, 1, 1, 1), f32)
     tensors = [
         T("x", (1, 2, 2, 1)),
-        T("zero", (1, 1, 1, 1), data=zero),
+        T("zero", (1, 1, 1, 1), data=np.zeros((1, 1, 1, 1), f32)),
         T("a", (1, 2, 2, 1)),
-        T("w", (1, 1, 1, 1), data=np.ones((1, 1, 1, 1), f32)),
+        T("flat", (1,), data=np.ones(1, f32)),
+        T("w", (1, 1, 1, 1)),
         T("b", (1,), data=np.array([0.5], f32)),
         T("zp", (1,), data=np.zeros(1, f32)),
         T("y", (1, 2, 2, 1)),
     ]
     ops = [
-        *(Op("CONST", [], [n]) for n in ("zero", "w", "b", "zp")),
+        *(Op("CONST", [], [n]) for n in ("zero", "flat", "b", "zp")),
+        Op("CONST_SHAPE", [], ["shape"], "ConstShapeAttribute"),
+        Op("RESHAPE", ["flat", "shape"], ["w"]),
         Op("ADD", ["x", "zero"], ["a"]),
         Op(
             "CONV2D",
@@ -142,10 +148,15 @@ def test_a_compile_that_looks_for_identities_loads_no_numpy(tmp_path: Path) -> N
             {"pad": [0] * 4, "stride": [1, 1], "dilation": [1, 1], "acc_type": fb_dtype.DType.FP32},
         ),
     ]
-    model = tmp_path / "add_zero.tosa"
-    model.write_bytes(build(tensors, ops, ["x"], ["y"]))
-    seen = _command(["compile", "-q", str(model), "-o", "out.vgf"], tmp_path, tmp_path / "c")
+    model = tmp_path / "reshaped.tosa"
+    model.write_bytes(build(tensors, ops, ["x"], ["y"], shapes=[("shape", 4, [1, 1, 1, 1])]))
+    report = tmp_path / "r.json"
+    args = ["compile", "-q", str(model), "-o", "out.vgf", "--report", str(report)]
+    seen = _command(args, tmp_path, tmp_path / "c")
     assert seen["code"] == 0 and (tmp_path / "out.vgf").is_file()
+    assert ("fold", "RESHAPE") in [
+        (r["pass"], r["kind"]) for r in json.loads(report.read_text())["passes"]
+    ]
     assert _loaded(seen, ("numpy",)) == []
 
 
