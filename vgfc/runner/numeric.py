@@ -7,6 +7,7 @@ by piece), the reference converter's VGF run on the same stack, or arrays the us
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -167,16 +168,23 @@ def run_reference_model(
             np.save(path, np.asarray(array).astype(dtype) if dtype is not None else array)
             files.append(path.name)
         outs = [f"out{i}.npy" for i in range(len(outputs))]
+        # A test descriptor, not --ifm_name/--ifm_file: with no inputs those are empty, which
+        # the reference model refuses ("Unable to load test json"); a graph may have none.
+        test = {
+            "tosa_file": "model.tosa",
+            "ifm_name": list(inputs),
+            "ifm_file": files,
+            "ofm_name": list(outputs),
+            "ofm_file": outs,
+            "expected_failure": False,
+        }
+        (work / "desc.json").write_text(json.dumps(test))
         run = subprocess.run(
             [
                 exe,
-                f"--tosa_file={work / 'model.tosa'}",
+                f"--test_desc={work / 'desc.json'}",
                 f"--flatbuffer_dir={work}",
                 f"--output_dir={work}",
-                f"--ifm_name={','.join(inputs)}",
-                f"--ifm_file={','.join(files)}",
-                f"--ofm_name={','.join(outputs)}",
-                f"--ofm_file={','.join(outs)}",
             ],
             capture_output=True,
             text=True,
