@@ -23,7 +23,8 @@ constants, 100 GLSL shaders with the shader cache cold and warm), every real net
 mediapipe``; the networks ExecuTorch exported), ExecuTorch's big model tests (inception_v3,
 deit_tiny, deeplab v3, conformer, NSS, ...: the TOSA files ``make test-executorch-suite
 SUITE_PART=models`` kept under build/, ``scripts/_bench_executorch.py``; those not kept are
-named), two batch rows (twenty models in one ``vgfc
+named), the ExecuTorch rows with ``vgfc-model-converter --input X --output Y``, the command
+ExecuTorch runs, where the others use ``vgfc compile``; two batch rows (twenty models in one ``vgfc
 compile -d`` run with one and two workers, against a shell loop that runs the reference converter
 once per model), a table of how compile time grows with the number of operators (1k, 10k,
 100k), and one of how it grows with the number of kernel-library ops (1k and 4k HardSwish ops
@@ -90,6 +91,9 @@ class Case:
     """A real network (the summary line gives their median and worst ratio)."""
     vgfc_only: bool = False
     """Not run with the reference converter (it cannot compile the model)."""
+    converter: bool = False
+    """vgfc run as ExecuTorch runs its converter: ``vgfc-model-converter`` (beside ``vgfc``)
+    with the reference converter's command line, not ``vgfc compile``."""
     times: dict[str, list[float]] = field(default_factory=dict)
     rss: dict[str, list[int]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
@@ -163,7 +167,10 @@ class Bench:
         folder = self.cache(case, tool_name)
         if case.cold:
             shutil.rmtree(folder, ignore_errors=True)
-        if case.batch:
+        if case.converter:
+            converter = str(Path(exe).with_name("vgfc-model-converter"))
+            command = [converter, "--input", str(case.model), "--output", out]
+        elif case.batch:
             outputs = str(self.work / f"batch.{tool_name}")
             command = [exe, "compile", *map(str, case.batch), "-d", outputs, "-q", *case.vgfc_args]
         else:
@@ -296,9 +303,10 @@ def cases_of(models: Path, huge: bool) -> tuple[list[Case], list[Case], list[Cas
         for model in sorted((data / folder).glob("*.tosa")):
             name = str(model.relative_to(data).with_suffix(""))
             args = KERNELS.get(model.parent.name, ())
-            cases.append(Case(name, model, vgfc_args=args, real=True))
+            converter = folder == "executorch"
+            cases.append(Case(name, model, vgfc_args=args, real=True, converter=converter))
     kept = kept_models(ROOT / "build")[0]
-    cases += [Case(name, model, real=True) for name, model in kept.items()]
+    cases += [Case(name, model, real=True, converter=True) for name, model in kept.items()]
     # The batch rows: every model above that both converters compile, four times over under
     # names of their own, as a CI job that builds a folder of models would meet them.
     both = [paths["chain2000"], paths["constants"], paths["shaders100"], paths["chain1k"]]

@@ -58,3 +58,21 @@ def test_no_suite_run_or_a_keep_that_is_a_file_leaves_every_row_missing(tmp_path
     (tmp_path / "executorch-suite-models").mkdir()
     (tmp_path / "executorch-suite-models" / "keep").write_text("not a folder")
     assert bench_et.kept_models(tmp_path)[0] == {}
+
+
+def test_an_executorch_row_runs_vgfc_as_executorch_runs_its_converter(tmp_path: Path) -> None:
+    import bench
+
+    vgfc = tmp_path / "venv" / "bin" / "vgfc"
+    tools = {"mc": tmp_path / "model-converter", "vgfc": vgfc}
+    runs = bench.Bench(tools, tmp_path / "work")
+    model = tmp_path / "m.tosa"
+    case = bench.Case("executorch-suite/deit_tiny (FP)", model, converter=True)
+    ours, theirs = runs.command(case, "vgfc")[0], runs.command(case, "mc")[0]
+    assert ours[0] == str(vgfc.with_name("vgfc-model-converter"))
+    assert ours[1:4] == theirs[1:4] == ["--input", str(model), "--output"]
+    assert runs.command(bench.Case("chain2000", model), "vgfc")[0][:3] == [
+        str(vgfc),
+        "compile",
+        str(model),
+    ]
