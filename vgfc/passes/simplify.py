@@ -36,10 +36,16 @@ _FLOATS = frozenset({DType.FP16, DType.BF16, DType.FP32})
 
 
 def _values(tensor: Tensor) -> tuple[int, ...] | None:
-    """The integers of a constant operand (a shape value or a constant tensor)."""
+    """The integers of a constant operand (a shape value or a constant tensor), read without
+    numpy where the element type allows (:meth:`vgfc.ir.Data.numbers`): a compile that only
+    looks at a SLICE's start loads none."""
     if tensor.data is None or tensor.is_variable:
         return None
-    return tuple(int(v) for v in tensor.data.array.reshape(-1))
+    try:
+        values = tensor.data.numbers()
+    except ValueError:  # an element type only numpy reads
+        values = tensor.data.array.reshape(-1).tolist()
+    return tuple(int(v) for v in values)
 
 
 def _no_op(op: Operator, tensors: Mapping[str, Tensor]) -> bool:

@@ -113,13 +113,13 @@ def test_the_model_converter_command_ExecuTorch_runs_stays_within_the_budget(
     assert _loaded(seen, (*NEVER, *COMPILERS, "importlib.metadata", *START_UP)) == []
 
 
-def test_a_compile_that_folds_a_reshape_and_looks_for_identities_loads_no_numpy(
+def test_a_compile_that_folds_a_reshape_and_looks_for_no_ops_and_identities_loads_no_numpy(
     tmp_path: Path,
 ) -> None:
     # As ExecuTorch exports a network: a weight reshaped by an operator, which folding makes a
-    # constant on its bytes; and x + 0.0, which is x only where no reader tells -0.0 from
-    # +0.0: the pass looks at the readers (a convolution, whose bias it reads). Neither needs
-    # numpy.
+    # constant on its bytes; a SLICE of everything, whose start and size simplify reads; and
+    # x + 0.0, which is x only where no reader tells -0.0 from +0.0: the pass looks at the
+    # readers (a convolution, whose bias it reads). None of them needs numpy.
     import numpy as np
     import tosa.DType as fb_dtype
     from tosa_factory import Op, T, build
@@ -127,6 +127,7 @@ def test_a_compile_that_folds_a_reshape_and_looks_for_identities_loads_no_numpy(
     f32 = np.float32
     tensors = [
         T("x", (1, 2, 2, 1)),
+        T("whole", (1, 2, 2, 1)),
         T("zero", (1, 1, 1, 1), data=np.zeros((1, 1, 1, 1), f32)),
         T("a", (1, 2, 2, 1)),
         T("flat", (1,), data=np.ones(1, f32)),
@@ -137,9 +138,10 @@ def test_a_compile_that_folds_a_reshape_and_looks_for_identities_loads_no_numpy(
     ]
     ops = [
         *(Op("CONST", [], [n]) for n in ("zero", "flat", "b", "zp")),
-        Op("CONST_SHAPE", [], ["shape"], "ConstShapeAttribute"),
+        *(Op("CONST_SHAPE", [], [n], "ConstShapeAttribute") for n in ("shape", "start", "size")),
         Op("RESHAPE", ["flat", "shape"], ["w"]),
-        Op("ADD", ["x", "zero"], ["a"]),
+        Op("SLICE", ["x", "start", "size"], ["whole"]),
+        Op("ADD", ["whole", "zero"], ["a"]),
         Op(
             "CONV2D",
             ["a", "w", "b", "zp", "zp"],
@@ -149,7 +151,15 @@ def test_a_compile_that_folds_a_reshape_and_looks_for_identities_loads_no_numpy(
         ),
     ]
     model = tmp_path / "reshaped.tosa"
-    model.write_bytes(build(tensors, ops, ["x"], ["y"], shapes=[("shape", 4, [1, 1, 1, 1])]))
+    model.write_bytes(
+        build(
+            tensors,
+            ops,
+            ["x"],
+            ["y"],
+            shapes=[("shape", 4, [1, 1, 1, 1]), ("start", 4, [0] * 4), ("size", 4, [1, 2, 2, 1])],
+        )
+    )
     report = tmp_path / "r.json"
     args = ["compile", "-q", str(model), "-o", "out.vgf", "--report", str(report)]
     seen = _command(args, tmp_path, tmp_path / "c")
