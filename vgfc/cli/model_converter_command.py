@@ -1,6 +1,6 @@
 """The click command of ``vgfc-model-converter``: its help, ``--version`` and every command line
 the quick path (:func:`vgfc.cli.quick.run_quick_converter`) leaves to click. What the command
-does is :func:`vgfc.cli.model_converter.convert`, whichever parsed it."""
+does is :func:`vgfc.cli.converting.convert`, whichever parsed it."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vgfc.cli.errors import handle_errors
-from vgfc.cli.model_converter import (
+from vgfc.cli.converting import (
     COMPATIBLE_VERSION,
     OWN_DEFAULTS,
     OWN_FLAGS,
@@ -20,6 +19,7 @@ from vgfc.cli.model_converter import (
     convert,
     version_document,
 )
+from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import InputPath, declare
 
 if TYPE_CHECKING:

@@ -118,8 +118,8 @@ def parse_compile(args: list[str]) -> dict[str, Any] | None:
 def parse_model_converter(args: list[str]) -> dict[str, Any] | None:
     """The parameters of ``vgfc-model-converter ARGS`` as click's parse gives them, or ``None``
     where click must parse them: its own ``-i``, ``-o`` and ``--require-static-shape``
-    (:data:`vgfc.cli.model_converter.OWN_VALUES`, ``OWN_FLAGS``), then the option table's."""
-    from vgfc.cli.model_converter import OWN_DEFAULTS, OWN_FLAGS, OWN_VALUES
+    (:data:`vgfc.cli.converting.OWN_VALUES`, ``OWN_FLAGS``), then the option table's."""
+    from vgfc.cli.converting import OWN_DEFAULTS, OWN_FLAGS, OWN_VALUES
 
     own: dict[str, tuple[str, Callable[[str], Any]]] = {
         flag: (param, Path if param == "input_path" else str) for flag, param in OWN_VALUES
@@ -218,7 +218,7 @@ def _print_version(verbose: bool) -> None:
 def _print_converter_version() -> None:
     import json
 
-    from vgfc.cli.model_converter import version_document
+    from vgfc.cli.converting import version_document
 
     sys.stdout.write(json.dumps(version_document(), indent=2) + "\n")
 
@@ -319,7 +319,7 @@ def run_quick_converter(argv: list[str], *, console_script: bool) -> bool:
     if params is None or (params["tosa_flatbuffer_schema"] and not params["tosa_flatbuffer"]):
         return False  # the latter a usage error, which click says
     prepare_process()
-    from vgfc.cli.model_converter import convert
+    from vgfc.cli.converting import convert
 
     options: Any = None
 
