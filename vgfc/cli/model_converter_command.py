@@ -4,7 +4,6 @@ does is :func:`vgfc.cli.converting.convert`, whichever parsed it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,7 @@ from vgfc.cli.converting import (
     OWN_VALUES,
     PROG,
     convert,
-    version_document,
+    version_text,
 )
 from vgfc.cli.errors import handle_errors
 from vgfc.cli.options import InputPath, declare
@@ -31,7 +30,7 @@ __all__ = ["model_converter"]
 def _print_version(context: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or context.resilient_parsing:
         return
-    click.echo(json.dumps(version_document(), indent=2))
+    click.echo(version_text())
     context.exit()
 
 

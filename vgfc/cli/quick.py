@@ -122,15 +122,12 @@ def parse_model_converter(args: list[str]) -> dict[str, Any] | None:
     from vgfc.cli.converting import OWN_DEFAULTS, OWN_FLAGS, OWN_VALUES
 
     own: dict[str, tuple[str, Callable[[str], Any]]] = {
-        flag: (param, Path if param == "input_path" else str) for flag, param in OWN_VALUES
+        flag: (param, type(OWN_DEFAULTS[param])) for flag, param in OWN_VALUES
     }
     parsed = _parse("model-converter", args, own, dict(OWN_FLAGS))
     if parsed is None or parsed[1]:
         return None  # a word that is no option's value: click's usage error
-    params = {**parsed[0]}
-    for param, default in OWN_DEFAULTS.items():
-        params.setdefault(param, Path(default) if param == "input_path" else default)
-    return params
+    return {**OWN_DEFAULTS, **parsed[0]}
 
 
 def _parse(
@@ -216,11 +213,9 @@ def _print_version(verbose: bool) -> None:
 
 
 def _print_converter_version() -> None:
-    import json
+    from vgfc.cli.converting import version_text
 
-    from vgfc.cli.converting import version_document
-
-    sys.stdout.write(json.dumps(version_document(), indent=2) + "\n")
+    sys.stdout.write(version_text() + "\n")
 
 
 def run_quick(argv: list[str]) -> bool:
